@@ -1,0 +1,123 @@
+"""Cut one file into chunks with its pack's grammar, or into one module chunk.
+
+For a file a pack claims, every named syntax node whose kind the pack lists as
+a function or class kind becomes a chunk — nested ones too, in pre-order. A
+file no pack claims, or one that yields no such node, becomes a single
+``module`` chunk whose ``end_line`` is the number of newline bytes plus one.
+The chunker knows no language: it only reads the pack's declarations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tree_sitter import Parser, Query, QueryCursor
+
+from .hookspecs import LanguagePack
+from .plugins import PluginHost
+from .textrules import chunk_id, estimate_tokens_bytes
+
+MODULE = "module"
+PLAINTEXT = "plaintext"
+
+
+@dataclass(slots=True)
+class Chunk:
+    chunk_id: str
+    file_path: str
+    start_line: int
+    end_line: int
+    chunk_type: str
+    kind: str
+    language: str
+    content: str
+    token_count: int
+
+
+@dataclass(slots=True)
+class FileChunks:
+    chunks: list[Chunk]
+    imports: list[str]
+
+
+def module_chunk(file_path: str, content: str, language: str = PLAINTEXT) -> Chunk:
+    raw = content.encode("utf-8")
+    end_line = raw.count(b"\n") + 1
+    return Chunk(
+        chunk_id=chunk_id(file_path, 1, end_line, raw),
+        file_path=file_path,
+        start_line=1,
+        end_line=end_line,
+        chunk_type=MODULE,
+        kind=MODULE,
+        language=language,
+        content=content,
+        token_count=estimate_tokens_bytes(len(raw)),
+    )
+
+
+class _PackParser:
+    """A parser plus the query that finds a pack's chunk nodes."""
+
+    def __init__(self, pack: LanguagePack) -> None:
+        language = pack.grammar()
+        self.pack = pack
+        self.parser = Parser(language)
+        self.class_types = frozenset(pack.class_types)
+        kinds = list(dict.fromkeys((*pack.function_types, *pack.class_types)))
+        self.query = Query(language, "[" + " ".join(f"({k})" for k in kinds) + "] @chunk") if kinds else None
+
+
+class Chunker:
+    """Chunks files using the packs of a :class:`PluginHost`."""
+
+    def __init__(self, host: PluginHost) -> None:
+        self.host = host
+        self._parsers: dict[str, _PackParser] = {}
+
+    def _parser_for(self, pack: LanguagePack) -> _PackParser:
+        parser = self._parsers.get(pack.name)
+        if parser is None:
+            parser = self._parsers[pack.name] = _PackParser(pack)
+        return parser
+
+    def chunk_file(self, file_path: str, content: str) -> FileChunks:
+        pack = self.host.packs.pack_for(file_path)
+        if pack is None:
+            return FileChunks([module_chunk(file_path, content)], [])
+        return self.chunk_with_pack(pack, file_path, content)
+
+    def chunk_with_pack(self, pack: LanguagePack, file_path: str, content: str) -> FileChunks:
+        pp = self._parser_for(pack)
+        source = content.encode("utf-8")
+        tree = pp.parser.parse(source)
+        root = tree.root_node
+        chunks: list[Chunk] = []
+        if pp.query is not None:
+            nodes = QueryCursor(pp.query).captures(root).get("chunk", [])
+            # Pre-order: an enclosing node comes before the nodes it contains.
+            nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+            for node in nodes:
+                start, end = node.start_byte, node.end_byte
+                raw = source[start:end]
+                start_line = node.start_point.row + 1
+                end_line = node.end_point.row + 1
+                text = raw.decode("utf-8", errors="replace")
+                kind = node.type
+                chunks.append(
+                    Chunk(
+                        chunk_id=chunk_id(file_path, start_line, end_line, raw),
+                        file_path=file_path,
+                        start_line=start_line,
+                        end_line=end_line,
+                        chunk_type="class" if kind in pp.class_types else "function",
+                        kind=kind,
+                        language=pack.name,
+                        content=text,
+                        token_count=estimate_tokens_bytes(len(raw)),
+                    )
+                )
+        imports = self.host.extract_imports(pack, root, source)
+        if not chunks:
+            chunks = [module_chunk(file_path, content, pack.name)]
+        return FileChunks(chunks, imports)

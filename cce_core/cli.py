@@ -1,0 +1,354 @@
+"""The ``cce`` command line: parse arguments, call the library, render.
+
+No ranking or indexing logic lives here. Every failure a user can cause ends
+as one ``error: ...`` line on stderr and a non-zero exit, never a traceback
+(set ``CCE_DEBUG=1`` to see one while developing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from typer.exceptions import Abort, Exit, TyperException
+
+from . import __version__
+from .errors import CceError
+
+app = typer.Typer(
+    name="cce",
+    help="cce — a local code context engine: index a repository, then search it by meaning and keywords.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"cce {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", help="Print the version and exit.", callback=_version_callback,
+                           is_eager=True)
+    ] = False,
+) -> None:
+    """cce — a local code context engine for AI coding agents."""
+
+
+def _host():
+    from .plugins import default_host
+
+    host = default_host()
+    host.require_healthy()
+    return host
+
+
+def _require_dir(path: Path) -> Path:
+    if not path.exists():
+        raise CceError(f"no such directory: {path}")
+    if not path.is_dir():
+        raise CceError(f"not a directory: {path}")
+    return path
+
+
+def _store_for_read(store: Path | None, dir_: Path | None) -> Path:
+    from .store import default_store_path
+
+    return store if store is not None else default_store_path(dir_ if dir_ is not None else Path("."))
+
+
+def _searcher(store_path: Path):
+    from .retrieval import Searcher
+    from .store import load_store
+
+    host = _host()
+    data = load_store(store_path)
+    embedder_name = data.embedder or "hash"
+    embedder = host.embedder(embedder_name)
+    healthy = getattr(embedder, "healthy", None)
+    if healthy is not None and not healthy():
+        message = getattr(sys.modules.get(type(embedder).__module__), "search_unreachable_message", None)
+        raise CceError(message(embedder) if message else f'the "{embedder_name}" embedder that built this index is unavailable')
+    return Searcher(data, embedder)
+
+
+@app.command()
+def index(
+    directory: Annotated[Path, typer.Argument(help="Repository to index.")],
+    store: Annotated[Path | None, typer.Option(help="Store file (default: DIR/.cce/index.cce).")] = None,
+    embedder: Annotated[str, typer.Option(help="Embedder: hash (default) or any installed one, e.g. ollama.")] = "hash",
+    allow_secrets: Annotated[
+        bool, typer.Option("--allow-secrets", help="Index sensitive files and keep secrets verbatim (unsafe).")
+    ] = False,
+    no_metrics: Annotated[bool, typer.Option("--no-metrics", help="Do not append to the metrics log.")] = False,
+) -> None:
+    """Walk DIRECTORY, chunk every file, embed the chunks and save the index."""
+    from .indexer import index_directory
+    from .store import default_store_path
+
+    _require_dir(directory)
+    host = _host()
+    emb = host.embedder(embedder)
+    healthy = getattr(emb, "healthy", None)
+    if healthy is not None and not healthy():
+        message = getattr(sys.modules.get(type(emb).__module__), "index_unreachable_message", None)
+        raise CceError(message(emb) if message else f'the "{embedder}" embedder is unavailable')
+    if allow_secrets:
+        typer.echo(
+            "warning: --allow-secrets set — secret protection is DISABLED; sensitive files will be indexed "
+            "and secrets stored verbatim",
+            err=True,
+        )
+    store_path = store if store is not None else default_store_path(directory)
+    with _progress("indexing") as progress:
+        _data, stats = index_directory(directory, store_path, host, emb, protect_secrets=not allow_secrets,
+                                       progress=progress)
+    typer.echo(f"Indexed {directory}")
+    typer.echo(f"  files indexed     : {stats.files_indexed}")
+    typer.echo(f"  files skipped     : {stats.files_skipped}")
+    typer.echo(f"  sensitive skipped : {stats.sensitive_skipped}")
+    typer.echo(f"  total chunks      : {stats.total_chunks}")
+    typer.echo(f"  embedder          : {emb.name}")
+    typer.echo(f"  store             : {store_path}")
+    typer.echo(f"  elapsed           : {stats.seconds:.3f}s")
+
+
+class _progress:
+    """A rich progress bar on a terminal; silence when output is piped."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self._bar = None
+        self._task = None
+
+    def __enter__(self):
+        if not sys.stdout.isatty():
+            return None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TimeElapsedColumn(), transient=True)
+        self._bar.__enter__()
+        self._task = self._bar.add_task(self.label, total=None)
+
+        def update(done: int, total: int) -> None:
+            self._bar.update(self._task, completed=done, total=total)
+
+        return update
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for, in words or identifiers.")],
+    dir_: Annotated[Path | None, typer.Option("--dir", help="Indexed directory (default: .).")] = None,
+    store: Annotated[Path | None, typer.Option(help="Store file (overrides --dir).")] = None,
+    top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many results.")] = 10,
+    no_graph: Annotated[bool, typer.Option("--no-graph", help="Skip import-graph expansion.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    no_metrics: Annotated[bool, typer.Option("--no-metrics", help="Do not append to the metrics log.")] = False,
+) -> None:
+    """Rank the indexed chunks for QUERY."""
+    from .textrules import format6, tokenize
+
+    if not tokenize(query):
+        raise CceError("the query has no searchable words — give letters, digits or identifiers to look for")
+    searcher = _searcher(_store_for_read(store, dir_))
+    results = searcher.search(query, top_k=top_k, graph=not no_graph)
+    if as_json:
+        body = {"query_id": None, "results": [r.as_json() for r in results]}
+        sys.stdout.write(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+        return
+    if not results:
+        typer.echo("(no results)")
+        return
+    for r in results:
+        c = r.chunk
+        first_line = c.content.split("\n", 1)[0].removesuffix("\r")[:80].strip()
+        typer.echo(f"{r.rank:>2}. [{format6(r.score)}] {c.file_path}:{c.start_line}-{c.end_line} "
+                   f"({c.chunk_type}/{c.kind})\n    {first_line}")
+
+
+@app.command()
+def stats(
+    dir_: Annotated[Path | None, typer.Option("--dir", help="Indexed directory (default: .).")] = None,
+    store: Annotated[Path | None, typer.Option(help="Store file (overrides --dir).")] = None,
+) -> None:
+    """Summarise an index: chunks, files, tokens, and counts by language and kind."""
+    from collections import Counter
+
+    from .store import load_store
+
+    store_path = _store_for_read(store, dir_)
+    data = load_store(store_path)
+    n = len(data.chunks)
+    total_tokens = sum(c.token_count for c in data.chunks)
+    by_lang = Counter(c.language for c in data.chunks)
+    by_kind = Counter(c.kind for c in data.chunks)
+    typer.echo(f"Store: {store_path}")
+    typer.echo(f"  chunks         : {n}")
+    typer.echo(f"  files          : {len(data.files)}")
+    typer.echo(f"  avg token/chunk: {(total_tokens / n if n else 0.0):.1f}")
+    typer.echo(f"  store size     : {data.size_bytes} bytes")
+    typer.echo(f"  embedder       : {data.embedder}")
+    typer.echo("  by language:")
+    for lang in sorted(by_lang):
+        typer.echo(f"    {lang:<12}: {by_lang[lang]}")
+    typer.echo("  by kind:")
+    for kind in sorted(by_kind):
+        typer.echo(f"    {kind:<20}: {by_kind[kind]}")
+
+
+@app.command()
+def packs(
+    validate: Annotated[bool, typer.Option("--validate", help="Run all three validator layers.")] = False,
+) -> None:
+    """List the installed language packs, or validate them."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .plugins import default_host
+    from .validators import validate_all
+
+    host = default_host()
+    if validate:
+        startup, reports = validate_all(host)
+        for problem in startup:
+            typer.echo(problem)
+        failed = 0
+        for report in reports:
+            if report.ok:
+                typer.echo(f"[pack:{report.name}] ok")
+            else:
+                failed += 1
+                for d in report.diagnostics:
+                    typer.echo(d)
+        if startup or failed:
+            raise CceError(f"{failed + len(startup)} problem(s) found — see the diagnostics above")
+        typer.echo(f"all {len(reports)} packs passed validation")
+        return
+
+    def dist_version(name: str) -> str:
+        try:
+            return version(name) if name else "?"
+        except PackageNotFoundError:
+            return "?"
+
+    for problem in host.startup_problems():
+        typer.echo(f"warning: {problem}", err=True)
+    registered = host.packs.packs
+    typer.echo(f"Registered language packs ({len(registered)}):")
+    if not registered:
+        typer.echo("  (none installed — every file indexes as one module chunk; pip install cce-pack-<language>)")
+    for p in registered:
+        try:
+            kinds = str(p.grammar().node_kind_count)
+        except Exception:
+            kinds = "?"
+        grammar = f"{p.grammar_distribution} {dist_version(p.grammar_distribution)}" if p.grammar_distribution else "?"
+        typer.echo(
+            f"  {p.name:<12} {','.join(p.extensions):<24} {len(p.function_types)} fn / {len(p.class_types)} class "
+            f"types · grammar {grammar} ({kinds} node kinds) · from {p.distribution or '?'} "
+            f"{dist_version(p.distribution)}"
+        )
+    typer.echo(f"pack_set_id: {host.packs.pack_set_id}")
+
+
+@app.command()
+def conformance(
+    fixture_dir: Annotated[Path, typer.Argument(help="Directory to chunk (e.g. samples).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the JSON.")] = Path(
+        "conformance.json"),
+) -> None:
+    """Write the cross-engine conformance JSON for FIXTURE_DIR."""
+    from .conformance import conformance_json
+    from .store import atomic_write
+
+    _require_dir(fixture_dir)
+    text = conformance_json(fixture_dir, _host())
+    try:
+        atomic_write(output, text.encode("utf-8"))
+    except OSError as exc:
+        raise CceError(f"could not write {output}: {exc.strerror or exc}") from exc
+    typer.echo(f"wrote {output}")
+
+
+@app.command()
+def bench(
+    repo_dir: Annotated[Path, typer.Argument(help="Repository checkout to benchmark (indexed whole, like cce index).")],
+    lang: Annotated[str, typer.Option(help="Labeled query set: python, ruby, rust, typescript or c.")] = "python",
+    name: Annotated[str | None, typer.Option(help="Corpus label for the report (default per --lang).")] = None,
+    commit: Annotated[str | None, typer.Option(help="Commit to record (default: git HEAD of REPO_DIR).")] = None,
+    queries: Annotated[Path | None, typer.Option(help="JSON query set to use instead of the built-in one.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write a Markdown report here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
+) -> None:
+    """Index REPO_DIR in memory and measure recall, token savings and latency."""
+    from .bench import run_bench
+    from .store import atomic_write
+
+    _require_dir(repo_dir)
+    host = _host()
+    report = run_bench(repo_dir, lang=lang, name=name, commit=commit, queries_file=queries, host=host,
+                       embedder=host.embedder("hash"))
+    if output is not None:
+        try:
+            atomic_write(output, report.markdown().encode("utf-8"))
+        except OSError as exc:
+            raise CceError(f"could not write {output}: {exc.strerror or exc}") from exc
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        return
+    for line in report.summary_lines():
+        typer.echo(line)
+    if output is not None:
+        typer.echo(f"  wrote        : {output}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args in (["--version"], ["-V"]):  # fast path: no plugin discovery, no typer
+        sys.stdout.write(f"cce {__version__}\n")
+        return
+    if not args:
+        args = ["--help"]
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=args, prog_name="cce", standalone_mode=False)
+    except CceError as exc:
+        _fail(str(exc), 1)
+    except Exit as exc:
+        sys.exit(exc.exit_code)
+    except TyperException as exc:  # usage errors: bad option, missing argument, bad value
+        _fail(exc.format_message(), getattr(exc, "exit_code", 2))
+    except (Abort, KeyboardInterrupt):
+        _fail("interrupted", 130)
+    except BrokenPipeError:
+        sys.exit(1)
+    except Exception as exc:  # the last line of defence: never show a traceback to a user
+        if os.environ.get("CCE_DEBUG"):
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (set CCE_DEBUG=1 for details)", 1)
+
+
+def _fail(message: str, code: int) -> None:
+    first, *_ = message.strip().splitlines() or [""]
+    sys.stderr.write(f"error: {first}\n")
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""The plugin contract: everything a language pack or embedder author needs.
+
+cce discovers plugins through the ``cce`` entry-point group. A plugin is any
+importable object (usually a module) carrying ``@hookimpl`` functions for some
+of the hooks below. Four extension points exist:
+
+* ``cce_register_packs(register)`` — declare :class:`LanguagePack` objects
+  (which files a pack claims, how to parse them, which syntax nodes become
+  chunks, a sample and what the sample must produce).
+* ``cce_extract_imports(language, root, source)`` — first non-``None`` answer
+  wins, so a plugin can replace a pack's import extraction.
+* ``cce_render_compact(language, chunk, node, level)`` — first non-``None``
+  answer wins; ``None`` everywhere means the language-neutral rendering.
+* ``cce_register_embedders(register)`` — declare embedders by name.
+
+Nothing here imports a grammar: a pack hands over a loader that returns its
+``tree_sitter.Language`` when the engine first needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import pluggy
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+    from tree_sitter import Language, Node
+
+PROJECT_NAME = "cce"
+ENTRY_POINT_GROUP = "cce"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@dataclass(frozen=True)
+class PackExpected:
+    """What a pack's own sample must produce (its behavioural self-test)."""
+
+    min_functions: int
+    min_classes: int
+    kinds: tuple[str, ...]
+    imports: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LanguagePack:
+    """Everything the engine knows about one language.
+
+    ``function_types`` / ``class_types`` are grammar node kinds: every named
+    node of such a kind becomes a ``function`` / ``class`` chunk, nested ones
+    included. ``extract_imports(root, source)`` returns the module names a file
+    imports, de-duplicated in first-seen order; they feed the import graph.
+    """
+
+    name: str
+    extensions: tuple[str, ...]
+    grammar: Callable[[], Language]
+    function_types: tuple[str, ...]
+    class_types: tuple[str, ...]
+    import_node_types: tuple[str, ...]
+    extract_imports: Callable[[Node, bytes], list[str]]
+    sample: str
+    sample_name: str
+    expected: PackExpected
+    # Distribution that ships the grammar, so `cce packs` can report its version.
+    grammar_distribution: str = ""
+    # Path suffixes an import may also resolve by (``<module><suffix>``), after
+    # the exact file-stem match fails.
+    module_suffixes: tuple[str, ...] = ()
+    # Node kinds the compact renderer reads (bodies, doc comments, members).
+    body_node_types: tuple[str, ...] = ()
+    doc_node_types: tuple[str, ...] = ()
+    member_node_types: tuple[str, ...] = ()
+    member_line_prefixes: tuple[str, ...] = ()
+    # Filled in by the engine: the distribution the pack was loaded from.
+    distribution: str = field(default="", compare=False)
+
+
+class EmbedderError(Exception):
+    """An embedder could not produce vectors; indexing must stop, not degrade."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into float64 vectors (one row per text)."""
+
+    name: str
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for ``texts`` as an ``(len(texts), dim)`` float64 array."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of one query string (1-D float64)."""
+        ...
+
+
+RegisterPack = Callable[[LanguagePack], None]
+RegisterEmbedder = Callable[[str, Callable[[], Embedder]], None]
+
+
+class CceHookSpecs:
+    """Hook signatures; implementations use ``@hookimpl`` with the same names."""
+
+    @hookspec
+    def cce_register_packs(self, register: RegisterPack) -> None:
+        """Call ``register(pack)`` once for every language pack this plugin ships."""
+
+    @hookspec(firstresult=True)
+    def cce_extract_imports(self, language: str, root: Node, source: bytes) -> list[str] | None:
+        """Return the imports of a parsed file, or ``None`` to leave it to the pack."""
+
+    @hookspec(firstresult=True)
+    def cce_render_compact(self, language: str, chunk: Any, node: Node | None, level: str) -> str | None:
+        """Return the compact rendering of a chunk, or ``None`` for the neutral rule."""
+
+    @hookspec
+    def cce_register_embedders(self, register: RegisterEmbedder) -> None:
+        """Call ``register(name, factory)`` for every embedder this plugin ships."""

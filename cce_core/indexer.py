@@ -1,0 +1,183 @@
+"""Turn a directory into a store: walk, redact, chunk, embed, and save.
+
+A re-index reuses the chunks and vectors of every file whose bytes are
+unchanged since the previous store (same embedder, packs and secret policy),
+so only changed files are parsed and embedded; the result is identical to a
+full rebuild because the store is always assembled in path order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .bm25 import build_bm25
+from .chunker import Chunk, Chunker
+from .errors import CceError
+from .graph import build_edges
+from .hookspecs import Embedder, EmbedderError
+from .plugins import PluginHost
+from .store import FileEntry, StoreData, load_store, save_store
+from .textrules import estimate_tokens_bytes, tokenize_bytes
+from .walker import walk
+
+SPEC_VERSION = "1.0"
+EMBED_BATCH = 512
+
+
+@dataclass
+class IndexStats:
+    files_indexed: int
+    files_skipped: int
+    sensitive_skipped: int
+    total_chunks: int
+    reused_files: int
+    store_bytes: int
+    seconds: float
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "?"
+
+
+def store_meta(host: PluginHost, embedder: Embedder, protect_secrets: bool, dim: int) -> dict[str, object]:
+    packs = host.packs.packs
+    return {
+        "engine": "cce-python",
+        "engine_version": __version__,
+        "spec_version": SPEC_VERSION,
+        "embedder": embedder.name,
+        "embed_dim": dim,
+        "pack_set": host.packs.pack_set_id,
+        "pack_versions": {p.name: _dist_version(p.distribution) if p.distribution else "?" for p in packs},
+        "redaction": protect_secrets,
+    }
+
+
+def _reusable(previous: StoreData | None, meta: dict[str, object]) -> dict[str, tuple[FileEntry, StoreData]]:
+    if previous is None:
+        return {}
+    same = all(previous.meta.get(k) == meta[k] for k in ("embedder", "pack_set", "pack_versions", "redaction",
+                                                          "engine_version"))
+    if not same:
+        return {}
+    return {f.path: (f, previous) for f in previous.files}
+
+
+def build_index(
+    root: str | os.PathLike[str],
+    host: PluginHost,
+    embedder: Embedder,
+    *,
+    protect_secrets: bool = True,
+    previous: StoreData | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[StoreData, IndexStats]:
+    from .redactor import redact
+
+    started = time.perf_counter()
+    walked = walk(str(root), protect_secrets=protect_secrets)
+    chunker = Chunker(host)
+    probe_meta = store_meta(host, embedder, protect_secrets, 0)
+    reusable = _reusable(previous, probe_meta)
+
+    chunks: list[Chunk] = []
+    files: list[FileEntry] = []
+    reused_rows: list[tuple[int, np.ndarray]] = []  # (first new row, block of old vectors)
+    new_rows: list[int] = []
+    reused_files = 0
+    total = len(walked.files)
+    for n, wf in enumerate(walked.files):
+        digest = hashlib.sha256(wf.raw).hexdigest()
+        prior = reusable.get(wf.path)
+        first = len(chunks)
+        if prior is not None and prior[0].sha256 == digest:
+            entry, old = prior
+            block = old.chunks[entry.first_chunk : entry.first_chunk + entry.chunk_count]
+            chunks.extend(block)
+            reused_rows.append((first, old.embeddings[entry.first_chunk : entry.first_chunk + entry.chunk_count]))
+            files.append(FileEntry(wf.path, digest, entry.tokens, first, len(block), list(entry.imports)))
+            reused_files += 1
+        else:
+            text = redact(wf.text) if protect_secrets else wf.text
+            result = chunker.chunk_file(wf.path, text)
+            chunks.extend(result.chunks)
+            new_rows.extend(range(first, len(chunks)))
+            tokens = estimate_tokens_bytes(len(text.encode("utf-8")))
+            files.append(FileEntry(wf.path, digest, tokens, first, len(result.chunks), list(result.imports)))
+        if progress is not None:
+            progress(n + 1, total)
+
+    try:
+        new_vectors = _embed(embedder, [chunks[i].content for i in new_rows])
+    except EmbedderError as exc:
+        raise CceError(f"embedding failed, nothing was written: {exc}") from exc
+    dims = {block.shape[1] for _first, block in reused_rows}
+    if new_rows:
+        dims.add(new_vectors.shape[1])
+    if len(dims) > 1:
+        raise CceError("the previous store's vectors have another dimension; delete it and re-index")
+    dim = dims.pop() if dims else int(getattr(embedder, "dim", 0) or 0)
+    embeddings = np.zeros((len(chunks), dim), dtype=np.float64)
+    if new_rows:
+        embeddings[np.asarray(new_rows, dtype=np.int64)] = new_vectors
+    for first, block in reused_rows:
+        embeddings[first : first + block.shape[0]] = block
+
+    bm25 = build_bm25([tokenize_bytes(c.content.encode("utf-8")) for c in chunks])
+    suffixes = [s for p in host.packs.packs for s in p.module_suffixes]
+    paths = [f.path for f in files]
+    edges = build_edges({f.path: f.imports for f in files}, paths, suffixes)
+    meta = store_meta(host, embedder, protect_secrets, dim)
+    data = StoreData(meta, chunks, embeddings, files, edges, bm25)
+    stats = IndexStats(len(files), walked.skipped, walked.sensitive_skipped, len(chunks), reused_files, 0,
+                       time.perf_counter() - started)
+    return data, stats
+
+
+def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float64)
+    parts = [np.asarray(embedder.embed_batch(texts[i : i + EMBED_BATCH]), dtype=np.float64)
+             for i in range(0, len(texts), EMBED_BATCH)]
+    dims = {p.shape[1] for p in parts}
+    if len(dims) != 1:
+        raise EmbedderError(f"the embedder returned vectors of different lengths {sorted(dims)}")
+    return np.vstack(parts)
+
+
+def index_directory(
+    root: str | os.PathLike[str],
+    store_path: Path,
+    host: PluginHost,
+    embedder: Embedder,
+    *,
+    protect_secrets: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[StoreData, IndexStats]:
+    """Build (reusing what is unchanged) and atomically save the index of ``root``."""
+    started = time.perf_counter()
+    previous = None
+    if store_path.is_file():
+        try:
+            previous = load_store(store_path)
+        except CceError:
+            previous = None  # a corrupt store is simply rebuilt
+    data, stats = build_index(root, host, embedder, protect_secrets=protect_secrets, previous=previous,
+                              progress=progress)
+    stats.store_bytes = save_store(data, store_path)
+    stats.seconds = time.perf_counter() - started
+    data.path = store_path
+    data.size_bytes = stats.store_bytes
+    return data, stats

@@ -1,0 +1,186 @@
+"""Plugin discovery and the pack/embedder registries.
+
+Owns the single ``pluggy.PluginManager`` of a process: it loads every
+distribution advertising the ``cce`` entry-point group (or plugins handed in
+directly by tests), collects their packs and embedders, resolves a file to its
+pack by lowercased extension, and reports the ``pack_set_id`` other engines
+write into shared artifacts. The cheap structural checks run here at start-up
+so a clash between two installed packs fails loudly instead of mis-chunking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+import pluggy
+
+from .errors import CceError
+from .hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, CceHookSpecs, Embedder, LanguagePack
+
+
+@dataclass
+class PluginLoadFailure:
+    entry_point: str
+    distribution: str
+    message: str
+
+    def describe(self) -> str:
+        return (
+            f'plugin "{self.entry_point}" from distribution "{self.distribution}" failed to load: '
+            f"{self.message} — reinstall or uninstall that distribution"
+        )
+
+
+def extension_of(path: str) -> str | None:
+    """Lowercased final extension with its dot; a leading-dot-only name has none."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    if dot <= 0:
+        return None
+    return name[dot:].lower()
+
+
+@dataclass
+class PackRegistry:
+    """Packs in registration order, plus the structural problems seen while adding them."""
+
+    packs: list[LanguagePack] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    _by_extension: dict[str, LanguagePack] = field(default_factory=dict)
+
+    def register(self, pack: LanguagePack) -> bool:
+        """Add ``pack`` unless it breaks a structural rule (the problem is recorded)."""
+        from .validators import structural_problems  # local: validators import this module
+
+        problems = structural_problems(pack, self.packs)
+        if problems:
+            self.problems.extend(problems)
+            return False
+        self.packs.append(pack)
+        for ext in pack.extensions:
+            self._by_extension[ext] = pack
+        return True
+
+    def pack_for(self, path: str) -> LanguagePack | None:
+        ext = extension_of(path)
+        return self._by_extension.get(ext) if ext else None
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.packs]
+
+    @property
+    def pack_set_id(self) -> str:
+        return ",".join(sorted(self.names()))
+
+
+class PluginHost:
+    """One process's view of the installed plugins."""
+
+    def __init__(self, plugins: Iterable[tuple[Any, str]] = (), *, entry_points: bool = True) -> None:
+        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm.add_hookspecs(CceHookSpecs)
+        self.load_failures: list[PluginLoadFailure] = []
+        self._plugin_dist: dict[int, str] = {}
+        if entry_points:
+            self._load_entry_points()
+        for plugin, dist in plugins:
+            self.register_plugin(plugin, dist)
+
+    def register_plugin(self, plugin: Any, distribution: str = "") -> None:
+        self.pm.register(plugin)
+        self._plugin_dist[id(plugin)] = distribution
+        self.__dict__.pop("packs", None)
+        self.__dict__.pop("embedders", None)
+
+    def _load_entry_points(self) -> None:
+        from importlib.metadata import entry_points
+
+        # Sorted, so which pack wins an extension clash never depends on install order.
+        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+            dist = ep.dist.name if ep.dist is not None else "?"
+            if self.pm.get_plugin(ep.name) is not None:
+                continue
+            try:
+                plugin = ep.load()
+            except Exception as exc:  # any import-time failure of third-party code
+                self.load_failures.append(PluginLoadFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
+                continue
+            self.pm.register(plugin, name=ep.name)
+            self._plugin_dist[id(plugin)] = dist
+
+    # -- registries ---------------------------------------------------------
+
+    def _hook_with_dist(self, hook_name: str, make_register: Callable[[str], Callable[..., None]]) -> None:
+        hook = getattr(self.pm.hook, hook_name)
+        # Call each implementation on its own so we know which distribution spoke.
+        for impl in hook.get_hookimpls():
+            dist = self._plugin_dist.get(id(impl.plugin), "")
+            impl.function(make_register(dist))
+
+    @cached_property
+    def packs(self) -> PackRegistry:
+        registry = PackRegistry()
+
+        def make_register(dist: str) -> Callable[[LanguagePack], None]:
+            def register(pack: LanguagePack) -> None:
+                registry.register(replace(pack, distribution=dist) if dist and not pack.distribution else pack)
+
+            return register
+
+        self._hook_with_dist("cce_register_packs", make_register)
+        return registry
+
+    @cached_property
+    def embedders(self) -> dict[str, Callable[[], Embedder]]:
+        found: dict[str, Callable[[], Embedder]] = {}
+
+        def make_register(_dist: str) -> Callable[[str, Callable[[], Embedder]], None]:
+            def register(name: str, factory: Callable[[], Embedder]) -> None:
+                found.setdefault(name, factory)
+
+            return register
+
+        self._hook_with_dist("cce_register_embedders", make_register)
+        return found
+
+    def startup_problems(self) -> list[str]:
+        """Load failures and structural clashes: reasons not to run the engine."""
+        return [f.describe() for f in self.load_failures] + list(self.packs.problems)
+
+    def require_healthy(self) -> None:
+        problems = self.startup_problems()
+        if problems:
+            raise CceError(problems[0] + (f" (and {len(problems) - 1} more; run `cce packs --validate`)" if len(problems) > 1 else ""))
+
+    def embedder(self, name: str) -> Embedder:
+        factory = self.embedders.get(name)
+        if factory is None:
+            known = ", ".join(sorted(self.embedders)) or "none installed"
+            raise CceError(f'unknown embedder "{name}" (available: {known})')
+        return factory()
+
+    def extract_imports(self, pack: LanguagePack, root: Any, source: bytes) -> list[str]:
+        override = self.pm.hook.cce_extract_imports(language=pack.name, root=root, source=source)
+        if override is not None:
+            return list(override)
+        try:
+            return pack.extract_imports(root, source)
+        except Exception:  # import extraction must never break indexing
+            return []
+
+    def distribution_of(self, plugin: Any) -> str:
+        return self._plugin_dist.get(id(plugin), "")
+
+
+_default_host: PluginHost | None = None
+
+
+def default_host() -> PluginHost:
+    """The process-wide host built from installed entry points."""
+    global _default_host
+    if _default_host is None:
+        _default_host = PluginHost()
+    return _default_host

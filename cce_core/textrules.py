@@ -1,0 +1,104 @@
+"""Byte-level text rules that every engine of the family must apply identically.
+
+Scores, ids and token counts are compared byte-for-byte across engines, so the
+few primitives they depend on live here and nowhere else: the tokenizer, the
+``cce.tokens/v1`` estimator, FNV-1a, chunk ids, half-away-from-zero rounding and
+left-to-right float sums.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable
+
+TOKEN_ESTIMATOR_ID = "cce.tokens/v1"
+BYTES_PER_TOKEN = 4
+
+# A token is a maximal run of ASCII word bytes; everything else separates.
+_TOKEN_RE = re.compile(rb"[A-Za-z0-9_]+")
+
+FNV_OFFSET_BASIS = 0xCBF29CE484222325
+FNV_PRIME = 0x00000100000001B3
+_U64 = 0xFFFFFFFFFFFFFFFF
+
+
+def tokenize_bytes(data: bytes) -> list[bytes]:
+    """Tokens of raw UTF-8 bytes, ASCII-lowercased, in order (no dedupe)."""
+    # bytes.lower() touches only A-Z, exactly the rule the family pins.
+    return _TOKEN_RE.findall(data.lower())
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of ``text`` as strings (only ASCII bytes can be in a token)."""
+    return [t.decode("ascii") for t in tokenize_bytes(text.encode("utf-8"))]
+
+
+def estimate_tokens_bytes(byte_length: int) -> int:
+    """``cce.tokens/v1``: max(1, floor(bytes / 4))."""
+    return max(1, byte_length // BYTES_PER_TOKEN)
+
+
+def estimate_tokens(text: str) -> int:
+    return estimate_tokens_bytes(len(text.encode("utf-8")))
+
+
+def fnv1a64(data: bytes) -> int:
+    """64-bit FNV-1a of ``data``."""
+    h = FNV_OFFSET_BASIS
+    for b in data:
+        h = ((h ^ b) * FNV_PRIME) & _U64
+    return h
+
+
+def chunk_id(file_path: str, start_line: int, end_line: int, content: bytes) -> str:
+    """First 16 hex chars of SHA-256 over ``path:start:end:`` + 100 content bytes."""
+    digest = hashlib.sha256(f"{file_path}:{start_line}:{end_line}:".encode() + content[:100])
+    return digest.hexdigest()[:16]
+
+
+def round_half_away(x: float) -> float:
+    """Round to an integer, halves away from zero (Python's round() is banker's)."""
+    a = abs(x)
+    f = math.floor(a)
+    r = f + 1.0 if a - f >= 0.5 else f
+    return math.copysign(r, x) if r != 0 else 0.0
+
+
+def score_key(x: float) -> int:
+    """The integer a score is compared and sorted by: round(x * 1e6)."""
+    return int(round_half_away(x * 1_000_000.0))
+
+
+def round6(x: float) -> float:
+    return round_half_away(x * 1_000_000.0) / 1_000_000.0
+
+
+def round2(x: float) -> float:
+    return round_half_away(x * 100.0) / 100.0
+
+
+def format6(x: float) -> str:
+    """Fixed six-decimal string, rounded half away from zero."""
+    scaled = int(round_half_away(abs(x) * 1_000_000.0))
+    sign = "-" if x < 0 and scaled != 0 else ""
+    return f"{sign}{scaled // 1_000_000}.{scaled % 1_000_000:06d}"
+
+
+def plain_sum(values: Iterable[float]) -> float:
+    """Left-to-right float sum; built-in sum() is compensated on Python 3.12+."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on ``\\n`` only, stripping one trailing ``\\r``; no phantom last line."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    if parts[-1] == "":
+        parts.pop()
+    return [p[:-1] if p.endswith("\r") else p for p in parts]

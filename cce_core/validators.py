@@ -1,0 +1,148 @@
+"""The three safety layers a language pack must pass.
+
+1. Structural lint: a name, lowercase dotted extensions, no extension claimed
+   twice. Cheap; it runs every time the engine starts.
+2. Grammar binding: the grammar loads and every node kind the pack names
+   exists in it (with "did you mean" suggestions by edit distance).
+3. Behaviour: the pack chunks its own sample into what it declares.
+
+Every diagnostic names the pack, the member, the problem and a fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .hookspecs import LanguagePack
+
+if TYPE_CHECKING:
+    from .plugins import PluginHost
+
+
+@dataclass
+class PackReport:
+    name: str
+    diagnostics: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+
+def structural_problems(pack: LanguagePack, registered: list[LanguagePack]) -> list[str]:
+    """Layer 1 for one pack against the packs already registered."""
+    label = f"[pack:{pack.name or '?'}]"
+    out: list[str] = []
+    if not pack.name or not pack.name.strip():
+        out.append(f"{label} name is empty; give the pack a unique lowercase name.")
+    elif pack.name != pack.name.lower():
+        out.append(f'{label} name "{pack.name}" is not lowercase; use "{pack.name.lower()}".')
+    if not pack.extensions:
+        out.append(f'{label} extensions is empty; claim at least one extension such as ".{pack.name or "ext"}".')
+    for ext in pack.extensions:
+        if not ext.startswith(".") or len(ext) < 2 or ext != ext.lower():
+            fixed = "." + ext.lstrip(".").lower()
+            out.append(f'{label} extension "{ext}" must be a lowercase string with a leading dot; use "{fixed}".')
+    if len(set(pack.extensions)) != len(pack.extensions):
+        out.append(f"{label} extensions lists the same extension twice; list each once.")
+    if not callable(pack.grammar) or not callable(pack.extract_imports):
+        out.append(f"{label} grammar and extract_imports must be callables; see docs/adding-a-language.md.")
+    for other in registered:
+        if other.name == pack.name:
+            out.append(f'{label} name is already registered by distribution "{other.distribution or "?"}"; each pack name must be unique.')
+        for ext in pack.extensions:
+            if ext in other.extensions:
+                out.append(
+                    f'{label} extension "{ext}" already claimed by pack "{other.name}"; '
+                    "each extension maps to exactly one pack."
+                )
+    return out
+
+
+def edit_distance(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def suggestions(wrong: str, kinds: set[str], limit: int = 2) -> list[str]:
+    ranked = sorted(kinds, key=lambda k: (edit_distance(wrong, k), k))
+    return ranked[:limit]
+
+
+def grammar_problems(pack: LanguagePack) -> list[str]:
+    """Layer 2: the grammar loads and knows every node kind the pack names."""
+    label = f"[pack:{pack.name}]"
+    grammar_name = pack.grammar_distribution or f"the {pack.name} grammar"
+    try:
+        language = pack.grammar()
+    except Exception as exc:
+        return [f'{label} grammar failed to load ({type(exc).__name__}: {exc}) — install "{grammar_name}" at the pinned version.']
+    named = {
+        language.node_kind_for_id(i)
+        for i in range(language.node_kind_count)
+        if language.node_kind_is_named(i) and language.node_kind_for_id(i)
+    }
+    out: list[str] = []
+    for member in ("function_types", "class_types", "import_node_types"):
+        for kind in getattr(pack, member):
+            if kind not in named:
+                near = ", ".join(f'"{s}"' for s in suggestions(kind, named))
+                out.append(f'{label} {member}: "{kind}" is not a node kind in {grammar_name}. Did you mean: {near}?')
+    return out
+
+
+def behaviour_problems(pack: LanguagePack, host: PluginHost) -> list[str]:
+    """Layer 3: the pack's sample chunks into what the pack declares."""
+    from .chunker import Chunker
+
+    label = f"[pack:{pack.name}]"
+    try:
+        result = Chunker(host).chunk_with_pack(pack, pack.sample_name, pack.sample)
+    except Exception as exc:
+        return [f"{label} chunking its sample raised {type(exc).__name__}: {exc}; check grammar() and the node kinds."]
+    exp = pack.expected
+    fns = sum(1 for c in result.chunks if c.chunk_type == "function")
+    cls = sum(1 for c in result.chunks if c.chunk_type == "class")
+    kinds = {c.kind for c in result.chunks}
+    out: list[str] = []
+    if fns < exp.min_functions:
+        out.append(
+            f"{label} produced {fns} function chunks from its sample, expected at least {exp.min_functions}; "
+            f"function_types = {sorted(pack.function_types)} — add the node kind the sample's functions parse to."
+        )
+    if cls < exp.min_classes:
+        out.append(
+            f"{label} produced {cls} class chunks from its sample, expected at least {exp.min_classes}; "
+            f"class_types = {sorted(pack.class_types)} — add the node kind the sample's classes parse to."
+        )
+    missing = [k for k in exp.kinds if k not in kinds]
+    if missing:
+        out.append(
+            f"{label} sample produced no chunk of kind {', '.join(repr(k) for k in missing)}; "
+            f"produced kinds {sorted(kinds)} — list that kind in function_types or class_types."
+        )
+    if list(result.imports) != list(exp.imports):
+        out.append(
+            f"{label} imports mismatch: extracted {list(result.imports)} but expected {list(exp.imports)} — "
+            "return each module once, in first-seen order."
+        )
+    return out
+
+
+def validate_pack(pack: LanguagePack, host: PluginHost) -> PackReport:
+    report = PackReport(pack.name)
+    report.diagnostics.extend(grammar_problems(pack))
+    if report.ok:
+        report.diagnostics.extend(behaviour_problems(pack, host))
+    return report
+
+
+def validate_all(host: PluginHost) -> tuple[list[str], list[PackReport]]:
+    """Start-up problems (load failures, clashes) and a report per registered pack."""
+    return host.startup_problems(), [validate_pack(p, host) for p in host.packs.packs]

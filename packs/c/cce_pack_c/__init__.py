@@ -1,0 +1,100 @@
+"""The C language pack (``.c`` and ``.h``) via tree-sitter-c.
+
+Function definitions become ``function`` chunks; ``struct``, ``union`` and
+``enum`` specifiers become ``class`` chunks. A specifier is a chunk wherever it
+appears, so ``struct Node *n`` in a parameter list yields one as well.
+
+Imports are ``#include`` targets reduced to the header's file stem:
+``#include <stdlib.h>`` gives ``stdlib``, ``#include <sys/types.h>`` gives
+``types`` and ``#include "dir/store.h"`` gives ``store``. An include through a
+macro (``#include CONFIG_H``) names no file and is skipped.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+from tree_sitter import Language, Node, Query, QueryCursor
+
+from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
+
+_LANGUAGE: Language | None = None
+_INCLUDES: Query | None = None
+_PATH_KINDS = frozenset({"system_lib_string", "string_literal"})
+
+# Unicode White_Space: what the reference trims before removing <, > and quotes.
+_WHITESPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def grammar() -> Language:
+    global _LANGUAGE
+    if _LANGUAGE is None:
+        import tree_sitter_c
+
+        _LANGUAGE = Language(tree_sitter_c.language())
+    return _LANGUAGE
+
+
+def _text(node: Node, source: bytes) -> str:
+    try:
+        return source[node.start_byte : node.end_byte].decode("utf-8")
+    except UnicodeDecodeError:  # a span that is not UTF-8 reads as empty
+        return ""
+
+
+def include_stem(target: str) -> str:
+    """``<sys/types.h>`` → ``types``; ``"store.h"`` → ``store``; ``<.hidden>`` → ``.hidden``."""
+    path = target.strip(_WHITESPACE).strip('<>"')
+    base = path.rsplit("/", 1)[-1]
+    dot = base.rfind(".")
+    return base[:dot] if dot > 0 else base
+
+
+def extract_imports(root: Node, source: bytes) -> list[str]:
+    global _INCLUDES
+    found: list[str] = []
+    try:
+        if _INCLUDES is None:
+            _INCLUDES = Query(grammar(), "(preproc_include) @include")
+        includes = QueryCursor(_INCLUDES).captures(root).get("include", [])
+        for include in sorted(includes, key=lambda n: n.start_byte):
+            for child in include.children:
+                if child.type not in _PATH_KINDS:
+                    continue
+                stem = include_stem(_text(child, source))
+                if stem and stem not in found:
+                    found.append(stem)
+    except Exception:  # odd input: keep what was already found
+        pass
+    return found
+
+
+PACK = LanguagePack(
+    name="c",
+    extensions=(".c", ".h"),
+    grammar=grammar,
+    function_types=("function_definition",),
+    class_types=("struct_specifier", "union_specifier", "enum_specifier"),
+    import_node_types=("preproc_include",),
+    extract_imports=extract_imports,
+    sample=files(__package__).joinpath("sample.c").read_text(encoding="utf-8"),
+    sample_name="c.c",
+    expected=PackExpected(
+        min_functions=1,
+        min_classes=1,
+        kinds=("function_definition", "struct_specifier"),
+        imports=("stdlib",),
+    ),
+    grammar_distribution="tree-sitter-c",
+    body_node_types=("compound_statement", "field_declaration_list", "enumerator_list"),
+    doc_node_types=("comment",),
+    member_node_types=("field_declaration", "enumerator"),
+)
+
+
+@hookimpl
+def cce_register_packs(register):
+    register(PACK)

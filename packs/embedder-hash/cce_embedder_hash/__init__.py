@@ -1,0 +1,66 @@
+"""The default embedder: signed FNV-1a token hashing into 256 buckets.
+
+No model, no network, and bit-identical across the engine family: each token
+adds +1 or -1 (the hash's top bit) to bucket ``hash mod 256``, and the vector
+is L2-normalised. Counts are small integers, so the accumulation is exact in
+any order; the hash of each distinct token is computed once per process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from cce_core.hookspecs import hookimpl
+from cce_core.textrules import fnv1a64, tokenize_bytes
+
+EMBED_DIM = 256
+
+
+class HashEmbedder:
+    name = "hash"
+    dim = EMBED_DIM
+
+    def __init__(self) -> None:
+        # token -> signed code: bucket + 1 for a + sign, -(bucket + 1) for a - sign.
+        self._codes: dict[bytes, int] = {}
+
+    def _code(self, token: bytes) -> int:
+        h = fnv1a64(token)
+        bucket = h % EMBED_DIM + 1
+        code = -bucket if h >> 63 else bucket
+        self._codes[token] = code
+        return code
+
+    def _signed_codes(self, text: str) -> list[int]:
+        codes = self._codes
+        make = self._code
+        return [codes.get(t) or make(t) for t in tokenize_bytes(text.encode("utf-8"))]
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        n = len(texts)
+        rows: list[int] = []
+        flat: list[int] = []
+        for i, text in enumerate(texts):
+            codes = self._signed_codes(text)
+            flat.extend(codes)
+            rows.extend([i] * len(codes))
+        if not flat:
+            return np.zeros((n, EMBED_DIM), dtype=np.float64)
+        code_arr = np.asarray(flat, dtype=np.int64)
+        row_arr = np.asarray(rows, dtype=np.int64)
+        cells = row_arr * EMBED_DIM + (np.abs(code_arr) - 1)
+        weights = np.sign(code_arr).astype(np.float64)
+        counts = np.bincount(cells, weights=weights, minlength=n * EMBED_DIM).reshape(n, EMBED_DIM)
+        norms = np.sqrt((counts * counts).sum(axis=1))
+        safe = np.where(norms > 0, norms, 1.0)
+        return counts / safe[:, None]
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]
+
+
+@hookimpl
+def cce_register_embedders(register):
+    register("hash", HashEmbedder)

@@ -1,0 +1,102 @@
+"""The Rust language pack (``.rs``) via tree-sitter-rust.
+
+``fn`` items (free functions and methods alike) become ``function`` chunks;
+structs, enums, traits, unions and ``impl`` blocks become ``class`` chunks.
+
+Imports are the leading path segment of every ``use`` declaration:
+``use std::collections::HashMap;`` gives ``std``, ``use crate::store::Index;``
+gives ``crate`` and ``use serde::{Deserialize, Serialize};`` gives ``serde``.
+The rule reads the declaration's text, so a ``pub use`` re-export yields ``pub``
+exactly as the other engines of the family report it. ``mod x;`` is not an
+import.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+from tree_sitter import Language, Node, Query, QueryCursor
+
+from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
+
+_LANGUAGE: Language | None = None
+_USES: Query | None = None
+
+# Unicode White_Space, the set the reference trims (Python's str.strip() would
+# also remove U+001C..U+001F).
+_WHITESPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def grammar() -> Language:
+    global _LANGUAGE
+    if _LANGUAGE is None:
+        import tree_sitter_rust
+
+        _LANGUAGE = Language(tree_sitter_rust.language())
+    return _LANGUAGE
+
+
+def _text(node: Node, source: bytes) -> str:
+    try:
+        return source[node.start_byte : node.end_byte].decode("utf-8")
+    except UnicodeDecodeError:  # a span that is not UTF-8 reads as empty
+        return ""
+
+
+def use_root(declaration: str) -> str:
+    """The first path segment of a ``use`` declaration's source text."""
+    rest = declaration.strip(_WHITESPACE)
+    while rest.startswith("use"):
+        rest = rest[3:]
+    head = rest.lstrip(_WHITESPACE).split("::", 1)[0]
+    for index, char in enumerate(head):
+        if not (char == "_" or char.isalnum()):
+            return head[:index]
+    return head
+
+
+def extract_imports(root: Node, source: bytes) -> list[str]:
+    global _USES
+    found: list[str] = []
+    try:
+        if _USES is None:
+            _USES = Query(grammar(), "(use_declaration) @use")
+        declarations = QueryCursor(_USES).captures(root).get("use", [])
+        for declaration in sorted(declarations, key=lambda n: n.start_byte):
+            name = use_root(_text(declaration, source))
+            if name and name not in found:
+                found.append(name)
+    except Exception:  # odd input: keep what was already found
+        pass
+    return found
+
+
+PACK = LanguagePack(
+    name="rust",
+    extensions=(".rs",),
+    grammar=grammar,
+    function_types=("function_item",),
+    class_types=("struct_item", "enum_item", "trait_item", "impl_item", "union_item"),
+    import_node_types=("use_declaration",),
+    extract_imports=extract_imports,
+    sample=files(__package__).joinpath("sample.rs").read_text(encoding="utf-8"),
+    sample_name="rust.rs",
+    expected=PackExpected(
+        min_functions=2,
+        min_classes=2,
+        kinds=("function_item", "struct_item", "impl_item"),
+        imports=("std",),
+    ),
+    grammar_distribution="tree-sitter-rust",
+    body_node_types=("block", "declaration_list", "field_declaration_list", "enum_variant_list"),
+    doc_node_types=("line_comment", "block_comment"),
+    member_node_types=("field_declaration", "enum_variant", "const_item"),
+)
+
+
+@hookimpl
+def cce_register_packs(register):
+    register(PACK)

@@ -1,0 +1,343 @@
+"""The six language packs, exercised as installed distributions.
+
+Every pack here is found through the real ``cce`` entry-point group, chunks its
+own sample into what it declares, reproduces the reference engine's chunk ids
+on the shared samples, and applies its import rule to the awkward cases.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import replace
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from cce_core.chunker import Chunker
+from cce_core.errors import CceError
+from cce_core.hookspecs import ENTRY_POINT_GROUP, LanguagePack, hookimpl
+from cce_core.plugins import PluginHost, default_host
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "samples"
+REFERENCE_DIR = Path(os.environ.get("CCE_REFERENCE_DIR", REPO.parent / "shared" / "reference"))
+
+# pack name -> the sample file it ships (identical to the one in samples/)
+SAMPLE_FILES = {
+    "c": "c.c",
+    "javascript": "javascript.js",
+    "python": "python.py",
+    "ruby": "ruby.rb",
+    "rust": "rust.rs",
+    "typescript": "typescript.ts",
+}
+PACK_NAMES = sorted(SAMPLE_FILES)
+CONFORMANCE_FIELDS = ("file_path", "start_line", "end_line", "chunk_type", "kind", "chunk_id", "token_count")
+
+
+@pytest.fixture(scope="module")
+def host() -> PluginHost:
+    return default_host()
+
+
+@pytest.fixture(scope="module")
+def chunker(host: PluginHost) -> Chunker:
+    return Chunker(host)
+
+
+def _pack(host: PluginHost, name: str) -> LanguagePack:
+    by_name = {p.name: p for p in host.packs.packs}
+    assert name in by_name, f"pack {name!r} is not installed; pip install -e packs/{name}"
+    return by_name[name]
+
+
+def _imports(chunker: Chunker, path: str, text: str) -> list[str]:
+    return chunker.chunk_file(path, text).imports
+
+
+# -- discovery ---------------------------------------------------------------
+
+
+def test_every_pack_is_an_installed_entry_point():
+    advertised = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    for name in PACK_NAMES:
+        assert name in advertised, f"no `cce` entry point named {name!r}"
+        assert advertised[name].value == f"cce_pack_{name}"
+        assert advertised[name].dist is not None
+        assert advertised[name].dist.name == f"cce-pack-{name}"
+
+
+@pytest.mark.parametrize("name", PACK_NAMES)
+def test_pack_registered_from_its_distribution(host, name):
+    pack = _pack(host, name)
+    assert pack.distribution == f"cce-pack-{name}"
+    assert pack.grammar_distribution == f"tree-sitter-{name}"
+
+
+def test_fresh_host_discovers_the_same_packs():
+    fresh = PluginHost()
+    assert fresh.startup_problems() == []
+    assert fresh.packs.pack_set_id == "c,javascript,python,ruby,rust,typescript"
+
+
+def test_pack_set_id(host):
+    assert host.startup_problems() == []
+    assert host.packs.pack_set_id == "c,javascript,python,ruby,rust,typescript"
+
+
+# -- samples -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PACK_NAMES)
+def test_shipped_sample_is_the_shared_sample(host, name):
+    pack = _pack(host, name)
+    assert pack.sample_name == SAMPLE_FILES[name]
+    assert pack.sample == (SAMPLES / SAMPLE_FILES[name]).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", PACK_NAMES)
+def test_sample_meets_expected(host, chunker, name):
+    pack = _pack(host, name)
+    result = chunker.chunk_with_pack(pack, pack.sample_name, pack.sample)
+    functions = [c for c in result.chunks if c.chunk_type == "function"]
+    classes = [c for c in result.chunks if c.chunk_type == "class"]
+    assert len(functions) >= pack.expected.min_functions
+    assert len(classes) >= pack.expected.min_classes
+    assert set(pack.expected.kinds) <= {c.kind for c in result.chunks}
+    assert result.imports == list(pack.expected.imports)
+    assert all(c.language == name for c in result.chunks)
+
+
+EXPECTED_CHUNKS = {
+    "c.c": [("struct_specifier", "class"), ("function_definition", "function"), ("struct_specifier", "class")],
+    "javascript.js": [
+        ("function_declaration", "function"),
+        ("class_declaration", "class"),
+        ("method_definition", "function"),
+    ],
+    "python.py": [
+        ("function_definition", "function"),
+        ("class_definition", "class"),
+        ("function_definition", "function"),
+    ],
+    "ruby.rb": [("method", "function"), ("class", "class"), ("method", "function")],
+    "rust.rs": [
+        ("function_item", "function"),
+        ("struct_item", "class"),
+        ("impl_item", "class"),
+        ("function_item", "function"),
+    ],
+    "typescript.ts": [
+        ("function_declaration", "function"),
+        ("interface_declaration", "class"),
+        ("class_declaration", "class"),
+        ("method_definition", "function"),
+    ],
+}
+
+
+@pytest.mark.parametrize("file_name", sorted(EXPECTED_CHUNKS))
+def test_sample_chunks_in_document_order(chunker, file_name):
+    text = (SAMPLES / file_name).read_text(encoding="utf-8")
+    result = chunker.chunk_file(file_name, text)
+    assert [(c.kind, c.chunk_type) for c in result.chunks] == EXPECTED_CHUNKS[file_name]
+
+
+def _reference_chunks() -> list[dict]:
+    path = REFERENCE_DIR / "conformance.json"
+    if not path.is_file():
+        pytest.skip(f"reference conformance.json not found at {path} (set CCE_REFERENCE_DIR to the reference fixtures)")
+    return json.loads(path.read_text(encoding="utf-8"))["chunks"]
+
+
+def test_samples_match_reference_conformance(chunker):
+    reference = _reference_chunks()
+    ours = []
+    for sample in sorted(SAMPLES.iterdir()):
+        if not sample.is_file():
+            continue
+        result = chunker.chunk_file(sample.name, sample.read_text(encoding="utf-8"))
+        ours.extend({f: getattr(c, f) for f in CONFORMANCE_FIELDS} for c in result.chunks)
+    ours.sort(key=lambda row: (row["file_path"], row["start_line"], row["chunk_id"]))
+    assert len(reference) == 21
+    assert ours == reference
+
+
+@pytest.mark.parametrize("name", PACK_NAMES)
+def test_each_language_matches_its_reference_rows(chunker, name):
+    reference = [row for row in _reference_chunks() if row["file_path"] == SAMPLE_FILES[name]]
+    assert reference, f"reference has no rows for {SAMPLE_FILES[name]}"
+    text = (SAMPLES / SAMPLE_FILES[name]).read_text(encoding="utf-8")
+    rows = [{f: getattr(c, f) for f in CONFORMANCE_FIELDS} for c in chunker.chunk_file(SAMPLE_FILES[name], text).chunks]
+    rows.sort(key=lambda row: (row["start_line"], row["chunk_id"]))
+    assert rows == reference
+
+
+# -- import rules ------------------------------------------------------------
+
+IMPORT_CASES = [
+    # JavaScript: first real path segment of the specifier, scope kept.
+    ("a.js", 'import x from "@scope/pkg/x";\n', ["@scope/pkg"]),
+    ("a.js", 'import { login } from "./auth";\n', ["auth"]),
+    ("a.js", 'import z from "../../lib/z.js";\n', ["lib"]),
+    (
+        "a.js",
+        'import "./polyfill";\nimport React from "react";\nimport c from "react/client";\n',
+        ["polyfill", "react"],
+    ),
+    ("a.mjs", "import s from '@solo';\n", ["@solo"]),
+    ("a.jsx", 'import t from "";\nimport u from "./";\n', []),
+    ("a.cjs", 'const fs = require("fs");\n', []),
+    # TypeScript: the same rule; `import x = require()` and re-exports are not imports.
+    ("a.ts", 'import { a } from "./store";\nimport type { B } from "@scope/pkg/sub";\n', ["store", "@scope/pkg"]),
+    ("a.ts", 'import x = require("legacy");\nexport { c } from "other";\n', []),
+    ("a.tsx", 'import React from "react";\nconst App = () => <div />;\n', ["react"]),
+    # Ruby: stem of the last path segment of a bare require.
+    ("a.rb", 'require_relative "a/b.rb"\n', ["b"]),
+    ("a.rb", 'require "json"\nJSON.parse(x)\nloader.require "other"\nrequire "json"\n', ["json"]),
+    ("a.rb", 'require ".env"\nrequire File.join(dir, "lib/c.rb")\nrequire name\n', [".env", "c"]),
+    # Rust: the first segment of each `use` path.
+    ("a.rs", "use crate::store::Index;\nuse std::io;\nuse std::fs;\nuse crate::x;\n", ["crate", "std"]),
+    ("a.rs", "use serde::{Deserialize, Serialize};\nuse {a, b};\nuse ::abs::x;\n", ["serde"]),
+    ("a.rs", "fn f() {\n    use inner::Thing;\n}\n", ["inner"]),
+    # C: the header's file stem, from either include form.
+    ("a.c", '#include "dir/store.h"\n', ["store"]),
+    (
+        "a.h",
+        "#include <stdlib.h>\n#include <sys/types.h>\n#include CONFIG_H\n#include <stdlib.h>\n",
+        ["stdlib", "types"],
+    ),
+    ("a.c", '#ifdef X\n#include "cond.h"\n#endif\n', ["cond"]),
+    # Python: the first dotted component; a bare relative import names nothing.
+    ("a.py", "import os.path as p\n", ["os"]),
+    ("a.py", "from .sub import x\nfrom . import y\nimport a.b, c\n", ["sub", "a", "c"]),
+]
+
+
+@pytest.mark.parametrize(("path", "text", "expected"), IMPORT_CASES)
+def test_import_rule(chunker, path, text, expected):
+    assert _imports(chunker, path, text) == expected
+
+
+@pytest.mark.parametrize("name", PACK_NAMES)
+@pytest.mark.parametrize(
+    "text",
+    ["", "\x00\x01 ((((", "import", "use", "#include", "require", "(" * 3000, "é" * 20, 'import "\n'],
+)
+def test_import_extraction_survives_odd_input(host, chunker, name, text):
+    ext = _pack(host, name).extensions[0]
+    result = chunker.chunk_file(f"odd{ext}", text)
+    assert isinstance(result.imports, list)
+    assert result.chunks
+
+
+@pytest.mark.parametrize("name", PACK_NAMES)
+def test_extract_imports_called_directly_returns_a_list(host, name):
+    from tree_sitter import Parser
+
+    pack = _pack(host, name)
+    source = pack.sample.encode("utf-8")
+    root = Parser(pack.grammar()).parse(source).root_node
+    assert pack.extract_imports(root, source) == list(pack.expected.imports)
+
+
+# -- registry ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("X.PY", "python"),
+        ("pkg/mod.py", "python"),
+        ("web/app.tsx", "typescript"),
+        ("types.d.ts", "typescript"),
+        ("lib/a.MJS", "javascript"),
+        ("b.cjs", "javascript"),
+        ("C.JSX", "javascript"),
+        ("models/user.rb", "ruby"),
+        ("src\\main.RS", "rust"),
+        ("include/store.h", "c"),
+        ("x.c", "c"),
+        ("Makefile", None),
+        (".gitignore", None),
+        ("README.md", None),
+    ],
+)
+def test_registry_resolves_by_lowercased_extension(host, path, expected):
+    pack = host.packs.pack_for(path)
+    assert (pack.name if pack else None) == expected
+
+
+class _PackPlugin:
+    """A plugin object that registers the packs it is given."""
+
+    def __init__(self, *packs: LanguagePack) -> None:
+        self._packs = packs
+
+    @hookimpl
+    def cce_register_packs(self, register):
+        for pack in self._packs:
+            register(pack)
+
+
+def test_duplicate_extension_is_rejected_with_a_helpful_message(host):
+    ruby = _pack(host, "ruby")
+    legacy = replace(ruby, name="ruby-legacy", extensions=(".rake", ".rb"), distribution="")
+    fresh = PluginHost([(_PackPlugin(ruby, legacy), "cce-pack-ruby")], entry_points=False)
+
+    assert fresh.packs.names() == ["ruby"]
+    assert fresh.startup_problems() == [
+        '[pack:ruby-legacy] extension ".rb" already claimed by pack "ruby"; each extension maps to exactly one pack.'
+    ]
+    # The pack that lost the clash claims nothing, not even its other extensions.
+    assert fresh.packs.pack_for("tasks.rake") is None
+    assert fresh.packs.pack_for("app.rb").name == "ruby"
+    with pytest.raises(CceError, match=re.escape('extension ".rb" already claimed by pack "ruby"')):
+        fresh.require_healthy()
+
+
+def test_clash_between_two_plugins_keeps_one_pack_and_reports_the_other(host):
+    ruby = _pack(host, "ruby")
+    legacy = replace(ruby, name="ruby-legacy", distribution="")
+    fresh = PluginHost(
+        [(_PackPlugin(ruby), "cce-pack-ruby"), (_PackPlugin(legacy), "ruby-legacy-dist")], entry_points=False
+    )
+    # Which one wins depends on plugin call order; exactly one must, and the
+    # problem must name the loser and the winner.
+    (winner,) = fresh.packs.names()
+    loser = ({"ruby", "ruby-legacy"} - {winner}).pop()
+    (problem,) = fresh.startup_problems()
+    assert problem.startswith(f'[pack:{loser}] extension ".rb" already claimed by pack "{winner}"')
+    assert fresh.packs.pack_for("x.rb").name == winner
+
+
+def test_duplicate_name_is_rejected(host):
+    c = _pack(host, "c")
+    twin = replace(c, extensions=(".cc",), distribution="")
+    fresh = PluginHost([(_PackPlugin(c, twin), "cce-pack-c")], entry_points=False)
+    assert fresh.packs.names() == ["c"]
+    assert any("name is already registered" in p for p in fresh.startup_problems())
+
+
+def test_packs_register_on_a_fresh_host_without_entry_points(host):
+    packs = [_pack(host, name) for name in PACK_NAMES]
+    fresh = PluginHost([(_PackPlugin(*packs), "bundle")], entry_points=False)
+    assert fresh.startup_problems() == []
+    assert fresh.packs.pack_set_id == "c,javascript,python,ruby,rust,typescript"
+
+
+def test_import_override_hook_wins_over_the_pack(host):
+    class _Override:
+        @hookimpl
+        def cce_extract_imports(self, language, root, source):
+            return ["overridden"] if language == "rust" else None
+
+    rust = _pack(host, "rust")
+    c = _pack(host, "c")
+    fresh = PluginHost([(_PackPlugin(rust, c), "bundle"), (_Override(), "override")], entry_points=False)
+    chunker = Chunker(fresh)
+    assert chunker.chunk_file("a.rs", "use std::io;\n").imports == ["overridden"]
+    assert chunker.chunk_file("a.c", "#include <stdio.h>\n").imports == ["stdio"]
