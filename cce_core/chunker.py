@@ -73,12 +73,12 @@ class Chunker:
 
     def __init__(self, host: PluginHost) -> None:
         self.host = host
-        self._parsers: dict[str, _PackParser] = {}
+        self._parsers: dict[int, _PackParser] = {}
 
     def _parser_for(self, pack: LanguagePack) -> _PackParser:
-        parser = self._parsers.get(pack.name)
-        if parser is None:
-            parser = self._parsers[pack.name] = _PackParser(pack)
+        parser = self._parsers.get(id(pack))
+        if parser is None or parser.pack is not pack:
+            parser = self._parsers[id(pack)] = _PackParser(pack)
         return parser
 
     def chunk_file(self, file_path: str, content: str) -> FileChunks:

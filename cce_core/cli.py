@@ -78,7 +78,8 @@ def _searcher(store_path: Path):
     healthy = getattr(embedder, "healthy", None)
     if healthy is not None and not healthy():
         message = getattr(sys.modules.get(type(embedder).__module__), "search_unreachable_message", None)
-        raise CceError(message(embedder) if message else f'the "{embedder_name}" embedder that built this index is unavailable')
+        raise CceError(message(embedder) if message
+                       else f'the "{embedder_name}" embedder that built this index is unavailable')
     return Searcher(data, embedder)
 
 

@@ -153,7 +153,8 @@ class PluginHost:
     def require_healthy(self) -> None:
         problems = self.startup_problems()
         if problems:
-            raise CceError(problems[0] + (f" (and {len(problems) - 1} more; run `cce packs --validate`)" if len(problems) > 1 else ""))
+            more = f" (and {len(problems) - 1} more; run `cce packs --validate`)" if len(problems) > 1 else ""
+            raise CceError(problems[0] + more)
 
     def embedder(self, name: str) -> Embedder:
         factory = self.embedders.get(name)
@@ -163,10 +164,10 @@ class PluginHost:
         return factory()
 
     def extract_imports(self, pack: LanguagePack, root: Any, source: bytes) -> list[str]:
-        override = self.pm.hook.cce_extract_imports(language=pack.name, root=root, source=source)
-        if override is not None:
-            return list(override)
         try:
+            override = self.pm.hook.cce_extract_imports(language=pack.name, root=root, source=source)
+            if override is not None:
+                return list(override)
             return pack.extract_imports(root, source)
         except Exception:  # import extraction must never break indexing
             return []

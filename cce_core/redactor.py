@@ -84,13 +84,32 @@ def _caseless(word: str) -> str:
     return re.sub(r"[a-z]", lambda m: "[" + _FOLDS.get(m[0], m[0] + m[0].upper()) + "]", word)
 
 
-_GENERIC = re.compile(
-    "(?<![A-Za-z0-9_])"
-    "(" + "|".join(_caseless(word) for word in _KEY_WORDS) + ")"
-    "([" + _WS + "]*[:=][" + _WS + "]*)"
-    "([\"']?)"
-    "([^" + _WS + "\"']+)"
-)
+def _generic_pattern() -> re.Pattern[str]:
+    """Compile the generic assignment regex; only the value is captured (group 1).
+
+    The key alternation is regrouped by first letter so the pattern opens with a
+    plain character class, which lets ``re`` skip ahead to candidate positions
+    (several times faster on ordinary source). Each group re-checks its first
+    letter with a one-character look-behind; keys sharing a first letter keep
+    their reference order. The two-character look-behind is the word boundary
+    before the key, for ASCII neighbours.
+    """
+    groups: dict[str, list[str]] = {}
+    for word in _KEY_WORDS:
+        groups.setdefault(word[0], []).append(_caseless(word[1:]))
+    first_letters = "".join(_caseless(letter)[1:-1] for letter in groups)
+    branches = "|".join(f"(?<={_caseless(letter)})(?:{'|'.join(rests)})" for letter, rests in groups.items())
+    return re.compile(
+        f"[{first_letters}]"
+        "(?<![A-Za-z0-9_][\\s\\S])"
+        f"(?:{branches})"
+        f"[{_WS}]*[:=][{_WS}]*"
+        "[\"']?"
+        f"([^{_WS}\"']+)"
+    )
+
+
+_GENERIC = _generic_pattern()
 
 # Cheap necessary conditions for a generic match: after str.lower() (which maps
 # every A-Z and the Kelvin sign to ASCII) each key word contains one of these.
@@ -181,10 +200,10 @@ def _redact_assignments(text: str) -> str:
             pos = start + 1
             continue
         pos = match.end()
-        value = match[4]
+        value = match[1]
         if _too_short(value) or _is_placeholder(value):
             continue
-        pieces.append(text[copied_to : match.start(4)])
+        pieces.append(text[copied_to : match.start(1)])
         pieces.append(_SECRET_PLACEHOLDER)
         copied_to = pos
     if not pieces:

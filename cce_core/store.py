@@ -13,6 +13,7 @@ old store, so a killed run leaves the previous store intact.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
@@ -153,10 +154,8 @@ def atomic_write(path: Path, payload: bytes) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 

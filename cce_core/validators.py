@@ -50,7 +50,8 @@ def structural_problems(pack: LanguagePack, registered: list[LanguagePack]) -> l
         out.append(f"{label} grammar and extract_imports must be callables; see docs/adding-a-language.md.")
     for other in registered:
         if other.name == pack.name:
-            out.append(f'{label} name is already registered by distribution "{other.distribution or "?"}"; each pack name must be unique.')
+            owner = other.distribution or "?"
+            out.append(f'{label} name is already registered by distribution "{owner}"; each pack name must be unique.')
         for ext in pack.extensions:
             if ext in other.extensions:
                 out.append(
@@ -70,9 +71,11 @@ def edit_distance(a: str, b: str) -> int:
     return prev[-1]
 
 
-def suggestions(wrong: str, kinds: set[str], limit: int = 2) -> list[str]:
-    ranked = sorted(kinds, key=lambda k: (edit_distance(wrong, k), k))
-    return ranked[:limit]
+def suggestions(wrong: str, kinds: set[str], limit: int = 3) -> list[str]:
+    """The nearest real node kinds, only those close enough to be a likely typo."""
+    reach = len(wrong) // 3 + 2
+    scored = sorted((edit_distance(wrong, k), k) for k in kinds)
+    return [k for d, k in scored if d <= reach][:limit]
 
 
 def grammar_problems(pack: LanguagePack) -> list[str]:
@@ -82,18 +85,22 @@ def grammar_problems(pack: LanguagePack) -> list[str]:
     try:
         language = pack.grammar()
     except Exception as exc:
-        return [f'{label} grammar failed to load ({type(exc).__name__}: {exc}) — install "{grammar_name}" at the pinned version.']
+        return [f'{label} grammar failed to load ({type(exc).__name__}: {exc}) — '
+                f'install "{grammar_name}" at the pinned version.']
     named = {
         language.node_kind_for_id(i)
         for i in range(language.node_kind_count)
         if language.node_kind_is_named(i) and language.node_kind_for_id(i)
     }
     out: list[str] = []
-    for member in ("function_types", "class_types", "import_node_types"):
+    members = ("function_types", "class_types", "import_node_types", "body_node_types", "doc_node_types",
+               "member_node_types")
+    for member in members:
         for kind in getattr(pack, member):
             if kind not in named:
-                near = ", ".join(f'"{s}"' for s in suggestions(kind, named))
-                out.append(f'{label} {member}: "{kind}" is not a node kind in {grammar_name}. Did you mean: {near}?')
+                near = suggestions(kind, named)
+                hint = " Did you mean: " + ", ".join(f'"{s}"' for s in near) + "?" if near else ""
+                out.append(f'{label} {member}: "{kind}" is not a node kind in {grammar_name}.{hint}')
     return out
 
 
@@ -137,6 +144,7 @@ def behaviour_problems(pack: LanguagePack, host: PluginHost) -> list[str]:
 
 def validate_pack(pack: LanguagePack, host: PluginHost) -> PackReport:
     report = PackReport(pack.name)
+    report.diagnostics.extend(structural_problems(pack, []))
     report.diagnostics.extend(grammar_problems(pack))
     if report.ok:
         report.diagnostics.extend(behaviour_problems(pack, host))

@@ -1,0 +1,56 @@
+"""Shared test helpers: where the reference goldens live and how to run the real CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def reference_dir() -> Path:
+    return Path(os.environ.get("CCE_REFERENCE_DIR", REPO_ROOT.parent / "shared" / "reference"))
+
+
+@pytest.fixture
+def reference() -> Path:
+    ref = reference_dir()
+    if not ref.is_dir():
+        pytest.skip(f"reference goldens not found at {ref} (set CCE_REFERENCE_DIR to the shared/reference folder)")
+    return ref
+
+
+def cce_executable() -> str:
+    beside = Path(sys.executable).with_name("cce")
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("cce")
+    if not found:
+        pytest.skip("the cce command is not installed (pip install -r requirements.txt)")
+    return found
+
+
+def run_cce(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
+            env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    merged = {**os.environ, **(env or {})}
+    merged.pop("CCE_DEBUG", None)
+    return subprocess.run([cce_executable(), *map(str, args)], cwd=cwd, env=merged, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture
+def cce():
+    return run_cce
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    for p in dst.rglob("*"):
+        p.chmod(p.stat().st_mode | 0o200)
+    dst.chmod(dst.stat().st_mode | 0o200)
+    return dst
