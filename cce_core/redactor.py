@@ -99,14 +99,15 @@ def _generic_pattern() -> re.Pattern[str]:
         groups.setdefault(word[0], []).append(_caseless(word[1:]))
     first_letters = "".join(_caseless(letter)[1:-1] for letter in groups)
     branches = "|".join(f"(?<={_caseless(letter)})(?:{'|'.join(rests)})" for letter, rests in groups.items())
-    return re.compile(
-        f"[{first_letters}]"
-        "(?<![A-Za-z0-9_][\\s\\S])"
-        f"(?:{branches})"
-        f"[{_WS}]*[:=][{_WS}]*"
-        "[\"']?"
-        f"([^{_WS}\"']+)"
+    parts = (
+        f"[{first_letters}]",
+        "(?<![A-Za-z0-9_][\\s\\S])",  # no ASCII word character before the key
+        f"(?:{branches})",
+        f"[{_WS}]*[:=][{_WS}]*",  # the operator
+        "[\"']?",  # an optional opening quote
+        f"([^{_WS}\"']+)",  # the value
     )
+    return re.compile("".join(parts))
 
 
 _GENERIC = _generic_pattern()

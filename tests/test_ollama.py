@@ -295,9 +295,11 @@ def make_project(root: Path) -> Path:
     return project
 
 
-def run_cce(*args: str | Path, url: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_cce(
+    *args: str | Path, url: str, cwd: Path, model: str = "stub-model", timeout: str = "10"
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCE_")}
-    env.update({"CCE_OLLAMA_URL": url, "CCE_OLLAMA_MODEL": "stub-model", "CCE_OLLAMA_TIMEOUT": "10"})
+    env.update({"CCE_OLLAMA_URL": url, "CCE_OLLAMA_MODEL": model, "CCE_OLLAMA_TIMEOUT": timeout})
     assert CCE is not None
     return subprocess.run(
         [CCE, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
@@ -332,7 +334,7 @@ def test_cli_index_stats_search_with_ollama(tmp_path: Path, stub: OllamaStub) ->
     assert all(r["model"] == "stub-model" for r in stub.requests)
     assert sum(len(r["input"]) for r in embed_requests) >= N_FUNCTIONS
 
-    stats = run_cce("stats", project, url=stub.url, cwd=tmp_path)
+    stats = run_cce("stats", "--dir", project, url=stub.url, cwd=tmp_path)
     assert stats.returncode == 0, stats.stderr
 
     before = len(stub.requests)
@@ -396,3 +398,61 @@ def test_cli_search_refuses_when_ollama_stopped(tmp_path: Path) -> None:
         "cce index <dir>",
     )
     assert result.stdout == ""
+
+
+@cli
+@pytest.mark.xfail(
+    strict=True,
+    reason="cce_core.cli.main turns an EmbedderError raised outside the indexer into 'internal error: ...'; "
+    "catch EmbedderError next to CceError (then delete this marker)",
+)
+def test_cli_search_embedder_failure_after_probe_is_a_plain_error(tmp_path: Path, stub: OllamaStub) -> None:
+    project = make_project(tmp_path)
+    assert run_cce("index", project, "--embedder", "ollama", url=stub.url, cwd=tmp_path).returncode == 0
+    with OllamaStub("http500", fail_after=1) as failing:  # the health probe passes, the query embed fails
+        result = run_cce("search", "hash password", "--dir", project, url=failing.url, cwd=tmp_path)
+    line = assert_one_error_line(result, "HTTP 500", failing.url)
+    assert "internal error" not in line
+
+
+@cli
+@pytest.mark.xfail(
+    strict=True,
+    reason="cce_core.cli.main reports a bad CCE_OLLAMA_TIMEOUT (EmbedderError from the embedder factory) as "
+    "'internal error: ...'; catch EmbedderError next to CceError (then delete this marker)",
+)
+def test_cli_bad_timeout_is_a_plain_error(tmp_path: Path, stub: OllamaStub) -> None:
+    project = make_project(tmp_path)
+    result = run_cce("index", project, "--embedder", "ollama", url=stub.url, cwd=tmp_path, timeout="soon")
+    line = assert_one_error_line(result, "CCE_OLLAMA_TIMEOUT must be a positive number of seconds")
+    assert "internal error" not in line
+    assert not store_of(project).exists()
+
+
+@cli
+@pytest.mark.xfail(
+    strict=True,
+    reason="the store meta records only the embedder name, so re-indexing with another CCE_OLLAMA_MODEL reuses "
+    "vectors of the old model; record the model (e.g. meta 'embed_model') and compare it in _reusable",
+)
+def test_cli_reindex_with_another_model_reembeds_everything(tmp_path: Path, stub: OllamaStub) -> None:
+    project = make_project(tmp_path)
+    assert run_cce("index", project, "--embedder", "ollama", url=stub.url, cwd=tmp_path).returncode == 0
+    stub.requests.clear()
+    again = run_cce("index", project, "--embedder", "ollama", url=stub.url, cwd=tmp_path, model="other-model")
+    assert again.returncode == 0, again.stderr
+    sent = [t for r in stub.requests if r.get("input") != ["ping"] for t in r["input"]]
+    assert len(sent) >= N_FUNCTIONS, "unchanged files kept the vectors of the previous model"
+
+
+@cli
+@pytest.mark.xfail(
+    strict=True,
+    reason="search does not compare the store's embedding model with CCE_OLLAMA_MODEL (and sequential_dot "
+    "silently truncates to the shorter vector); refuse with an error naming both models",
+)
+def test_cli_search_with_another_model_refuses(tmp_path: Path, stub: OllamaStub) -> None:
+    project = make_project(tmp_path)
+    assert run_cce("index", project, "--embedder", "ollama", url=stub.url, cwd=tmp_path).returncode == 0
+    result = run_cce("search", "hash password", "--dir", project, url=stub.url, cwd=tmp_path, model="other-model")
+    assert_one_error_line(result, "stub-model", "other-model")
