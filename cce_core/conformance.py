@@ -15,7 +15,7 @@ from .redactor import redact
 from .walker import walk
 
 CONFORMANCE_SPEC_VERSION = "2.0"
-IMPL_LANGUAGE = "python"
+IMPL_LANGUAGE = "python"  # lang-guard: engine identity
 
 
 def conformance_chunks(root: str | os.PathLike[str], host: PluginHost) -> list[Chunk]:
