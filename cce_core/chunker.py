@@ -9,6 +9,8 @@ The chunker knows no language: it only reads the pack's declarations.
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from tree_sitter import Parser, Query, QueryCursor
@@ -18,6 +20,7 @@ from .plugins import PluginHost
 from .textrules import chunk_id, estimate_tokens_bytes
 
 MODULE = "module"
+_NEWLINE = re.compile(rb"\n")
 PLAINTEXT = "plaintext"
 
 
@@ -96,14 +99,16 @@ class Chunker:
         if pp.query is not None:
             nodes = QueryCursor(pp.query).captures(root).get("chunk", [])
             # Pre-order: an enclosing node comes before the nodes it contains.
-            nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
-            for node in nodes:
-                start, end = node.start_byte, node.end_byte
+            spans = sorted(((n.start_byte, n.end_byte, n.type) for n in nodes), key=lambda t: (t[0], -t[1]))
+            # Rows come from newline offsets, never from Node.start_point/end_point:
+            # tree-sitter 0.26.0's Point objects have a reference-counting bug
+            # (py-tree-sitter #472/#466) that crashes the process on large files.
+            newlines = [m.start() for m in _NEWLINE.finditer(source)]
+            for start, end, kind in spans:
                 raw = source[start:end]
-                start_line = node.start_point.row + 1
-                end_line = node.end_point.row + 1
+                start_line = bisect_left(newlines, start) + 1
+                end_line = bisect_left(newlines, end) + 1
                 text = raw.decode("utf-8", errors="replace")
-                kind = node.type
                 chunks.append(
                     Chunk(
                         chunk_id=chunk_id(file_path, start_line, end_line, raw),
