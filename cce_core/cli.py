@@ -13,11 +13,12 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
-from typer.exceptions import Abort, Exit, TyperException
 
 from . import __version__
 from .errors import CceError
+from .hookspecs import EmbedderError
 
 app = typer.Typer(
     name="cce",
@@ -80,6 +81,11 @@ def _searcher(store_path: Path):
         message = getattr(sys.modules.get(type(embedder).__module__), "search_unreachable_message", None)
         raise CceError(message(embedder) if message
                        else f'the "{embedder_name}" embedder that built this index is unavailable')
+    built_with = str(data.meta.get("embed_model", "") or "")
+    configured = str(getattr(embedder, "model", "") or "")
+    if built_with != configured:
+        raise CceError(f'this index was built with the {embedder_name} model "{built_with}" but the embedder is now '
+                       f'set to "{configured}" — re-index, or configure the model the index was built with')
     return Searcher(data, embedder)
 
 
@@ -328,13 +334,13 @@ def main(argv: list[str] | None = None) -> None:
     command = typer.main.get_command(app)
     try:
         command.main(args=args, prog_name="cce", standalone_mode=False)
-    except CceError as exc:
+    except (CceError, EmbedderError) as exc:
         _fail(str(exc), 1)
-    except Exit as exc:
+    except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except TyperException as exc:  # usage errors: bad option, missing argument, bad value
-        _fail(exc.format_message(), getattr(exc, "exit_code", 2))
-    except (Abort, KeyboardInterrupt):
+    except click.ClickException as exc:  # usage errors: bad option, missing argument, bad value
+        _fail(exc.format_message(), exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
         _fail("interrupted", 130)
     except BrokenPipeError:
         sys.exit(1)

@@ -58,6 +58,7 @@ def store_meta(host: PluginHost, embedder: Embedder, protect_secrets: bool, dim:
         "engine_version": __version__,
         "spec_version": SPEC_VERSION,
         "embedder": embedder.name,
+        "embed_model": str(getattr(embedder, "model", "") or ""),
         "embed_dim": dim,
         "pack_set": host.packs.pack_set_id,
         "pack_versions": {p.name: _dist_version(p.distribution) if p.distribution else "?" for p in packs},
@@ -68,8 +69,8 @@ def store_meta(host: PluginHost, embedder: Embedder, protect_secrets: bool, dim:
 def _reusable(previous: StoreData | None, meta: dict[str, object]) -> dict[str, tuple[FileEntry, StoreData]]:
     if previous is None:
         return {}
-    same = all(previous.meta.get(k) == meta[k] for k in ("embedder", "pack_set", "pack_versions", "redaction",
-                                                          "engine_version"))
+    keys = ("embedder", "embed_model", "pack_set", "pack_versions", "redaction", "engine_version")
+    same = all(previous.meta.get(k) == meta[k] for k in keys)
     if not same:
         return {}
     return {f.path: (f, previous) for f in previous.files}

@@ -16,6 +16,7 @@ import numpy as np
 
 from .bm25 import bm25_scores, unique_in_order
 from .chunker import Chunk
+from .errors import CceError
 from .graph import neighbours
 from .hookspecs import Embedder
 from .scoring import rank_order, score_keys, sequential_dot
@@ -117,6 +118,9 @@ class Searcher:
         if not query_tokens or not store.chunks or top_k <= 0:
             return []
         qvec = np.asarray(self.embedder.embed_query(query), dtype=np.float64)
+        if store.embeddings.shape[1] and qvec.shape[0] != store.embeddings.shape[1]:
+            raise CceError(f"the query vector has {qvec.shape[0]} dimensions but the index has "
+                           f"{store.embeddings.shape[1]} — re-index with the embedder you search with")
         cosines = sequential_dot(store.embeddings, qvec)
         ranked = self._rank(query, query_tokens, cosines, top_k)
         if graph:
