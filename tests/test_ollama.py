@@ -159,6 +159,15 @@ def test_healthy_when_the_stub_answers(stub: OllamaStub) -> None:
     assert emb.dim == STUB_DIM
 
 
+def test_a_proxy_setting_does_not_capture_a_local_server(ollama_env: pytest.MonkeyPatch, stub: OllamaStub) -> None:
+    dead_proxy = closed_port_url()
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
+        ollama_env.setenv(name, dead_proxy)
+    for name in ("no_proxy", "NO_PROXY"):
+        ollama_env.delenv(name, raising=False)
+    assert embedder_for(stub).healthy() is True
+
+
 # -- failing loud ----------------------------------------------------------------------
 
 
@@ -401,11 +410,6 @@ def test_cli_search_refuses_when_ollama_stopped(tmp_path: Path) -> None:
 
 
 @cli
-@pytest.mark.xfail(
-    strict=True,
-    reason="cce_core.cli.main turns an EmbedderError raised outside the indexer into 'internal error: ...'; "
-    "catch EmbedderError next to CceError (then delete this marker)",
-)
 def test_cli_search_embedder_failure_after_probe_is_a_plain_error(tmp_path: Path, stub: OllamaStub) -> None:
     project = make_project(tmp_path)
     assert run_cce("index", project, "--embedder", "ollama", url=stub.url, cwd=tmp_path).returncode == 0
@@ -416,11 +420,6 @@ def test_cli_search_embedder_failure_after_probe_is_a_plain_error(tmp_path: Path
 
 
 @cli
-@pytest.mark.xfail(
-    strict=True,
-    reason="cce_core.cli.main reports a bad CCE_OLLAMA_TIMEOUT (EmbedderError from the embedder factory) as "
-    "'internal error: ...'; catch EmbedderError next to CceError (then delete this marker)",
-)
 def test_cli_bad_timeout_is_a_plain_error(tmp_path: Path, stub: OllamaStub) -> None:
     project = make_project(tmp_path)
     result = run_cce("index", project, "--embedder", "ollama", url=stub.url, cwd=tmp_path, timeout="soon")
@@ -430,11 +429,6 @@ def test_cli_bad_timeout_is_a_plain_error(tmp_path: Path, stub: OllamaStub) -> N
 
 
 @cli
-@pytest.mark.xfail(
-    strict=True,
-    reason="the store meta records only the embedder name, so re-indexing with another CCE_OLLAMA_MODEL reuses "
-    "vectors of the old model; record the model (e.g. meta 'embed_model') and compare it in _reusable",
-)
 def test_cli_reindex_with_another_model_reembeds_everything(tmp_path: Path, stub: OllamaStub) -> None:
     project = make_project(tmp_path)
     assert run_cce("index", project, "--embedder", "ollama", url=stub.url, cwd=tmp_path).returncode == 0
@@ -446,11 +440,6 @@ def test_cli_reindex_with_another_model_reembeds_everything(tmp_path: Path, stub
 
 
 @cli
-@pytest.mark.xfail(
-    strict=True,
-    reason="search does not compare the store's embedding model with CCE_OLLAMA_MODEL (and sequential_dot "
-    "silently truncates to the shorter vector); refuse with an error naming both models",
-)
 def test_cli_search_with_another_model_refuses(tmp_path: Path, stub: OllamaStub) -> None:
     project = make_project(tmp_path)
     assert run_cce("index", project, "--embedder", "ollama", url=stub.url, cwd=tmp_path).returncode == 0
