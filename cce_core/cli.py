@@ -191,6 +191,7 @@ def search(
 
 @app.command()
 def stats(
+    directory: Annotated[Path | None, typer.Argument(help="Indexed directory (same as --dir).")] = None,
     dir_: Annotated[Path | None, typer.Option("--dir", help="Indexed directory (default: .).")] = None,
     store: Annotated[Path | None, typer.Option(help="Store file (overrides --dir).")] = None,
 ) -> None:
@@ -199,7 +200,7 @@ def stats(
 
     from .store import load_store
 
-    store_path = _store_for_read(store, dir_)
+    store_path = _store_for_read(store, dir_ or directory)
     data = load_store(store_path)
     n = len(data.chunks)
     total_tokens = sum(c.token_count for c in data.chunks)
