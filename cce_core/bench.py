@@ -24,8 +24,9 @@ What is measured
 Query sets
 ----------
 The built-in sets live in ``cce_core/data/bench_queries.json`` and are picked
-with ``--lang`` (python, ruby, rust, typescript, c). ``--queries FILE``
-replaces them with a JSON list of objects::
+with ``--lang`` (python, ruby, rust, typescript, c; the file's ``default``
+entry when none is given). ``--queries FILE`` replaces them with a JSON list
+of objects::
 
     [
       {"query": "where are blueprints registered", "expected": ["blueprints"]},
@@ -57,7 +58,6 @@ from .textrules import estimate_tokens_bytes, plain_sum, round6
 
 TOP_K = 10
 REPEATS = 5
-RECALL_KS = (5, 10)
 QUERY_SET_RESOURCE = ("data", "bench_queries.json")
 
 
@@ -146,7 +146,7 @@ class BenchReport:
             "query_set": self.query_source,
             "engine": "cce-python",
             "engine_version": __version__,
-            "python": python_label(),
+            "runtime": runtime_label(),
             "machine": machine_label(),
             "embedder": self.embedder,
             "files": self.files,
@@ -195,7 +195,7 @@ class BenchReport:
             ("Corpus", self.corpus),
             ("Commit", f"`{self.commit}`"),
             ("Query set", f"{self.lang} ({self.query_source})"),
-            ("Engine", f"cce-python {__version__} on {python_label()}"),
+            ("Engine", f"cce-python {__version__} on {runtime_label()}"),
             ("Machine", machine_label()),
             ("Embedder", self.embedder),
             ("Files indexed", str(self.files)),
@@ -237,16 +237,23 @@ class BenchReport:
 def _load_builtin() -> dict[str, Any]:
     folder, name = QUERY_SET_RESOURCE
     text = resources.files("cce_core").joinpath(folder).joinpath(name).read_text(encoding="utf-8")
-    return json.loads(text)["sets"]
+    return json.loads(text)
 
 
 def builtin_languages() -> list[str]:
-    return list(_load_builtin())
+    return list(_load_builtin()["sets"])
 
 
-def builtin_query_set(lang: str) -> tuple[str, list[LabeledQuery]]:
-    """(default corpus name, queries) of the built-in set for ``lang``."""
-    sets = _load_builtin()
+def default_language() -> str:
+    """The query set used when no ``--lang`` is given (the family's historical default)."""
+    return str(_load_builtin()["default"])
+
+
+def builtin_query_set(lang: str | None) -> tuple[str, list[LabeledQuery]]:
+    """(default corpus name, queries) of the built-in set for ``lang`` (``None``: the default set)."""
+    sets = _load_builtin()["sets"]
+    if lang is None:
+        lang = default_language()
     entry = sets.get(lang)
     if entry is None:
         raise CceError(f'unknown --lang "{lang}" (valid: {", ".join(sets)})')
@@ -299,7 +306,7 @@ def detect_commit(repo_dir: Path) -> str:
     return sha if proc.returncode == 0 and sha else "unknown"
 
 
-def python_label() -> str:
+def runtime_label() -> str:
     return f"{platform.python_implementation()} {platform.python_version()}"
 
 
@@ -330,7 +337,7 @@ def whole_file_tokens(repo_dir: Path, rel_path: str) -> int:
 def run_bench(
     repo_dir: Path,
     *,
-    lang: str,
+    lang: str | None,
     name: str | None,
     commit: str | None,
     queries_file: Path | None,
@@ -340,6 +347,7 @@ def run_bench(
     from .indexer import build_index
     from .retrieval import Searcher
 
+    lang = default_language() if lang is None else lang
     default_name, queries = builtin_query_set(lang)  # validates --lang even when --queries is given
     query_source = f"built-in:{lang}"
     if queries_file is not None:

@@ -296,7 +296,9 @@ def conformance(
 @app.command()
 def bench(
     repo_dir: Annotated[Path, typer.Argument(help="Repository checkout to benchmark (indexed whole, like cce index).")],
-    lang: Annotated[str, typer.Option(help="Labeled query set (named in cce_core/data/bench_queries.json).")] = "python",  # noqa: E501
+    lang: Annotated[
+        str | None, typer.Option(help="Labeled query set from cce_core/data/bench_queries.json (default: flask set).")
+    ] = None,
     name: Annotated[str | None, typer.Option(help="Corpus label for the report (default per --lang).")] = None,
     commit: Annotated[str | None, typer.Option(help="Commit to record (default: git HEAD of REPO_DIR).")] = None,
     queries: Annotated[Path | None, typer.Option(help="JSON query set to use instead of the built-in one.")] = None,

@@ -101,14 +101,17 @@ class PluginHost:
         # Sorted, so which pack wins an extension clash never depends on install order.
         for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
             dist = ep.dist.name if ep.dist is not None else "?"
-            if self.pm.get_plugin(ep.name) is not None:
-                continue
+            # Two distributions may reuse an entry-point name; keep both so the
+            # usual clash checks see them instead of one silently vanishing.
+            name = ep.name if self.pm.get_plugin(ep.name) is None else f"{ep.name}[{dist}]"
             try:
                 plugin = ep.load()
-            except Exception as exc:  # any import-time failure of third-party code
+                if self.pm.is_registered(plugin):
+                    continue  # the same module advertised twice
+                self.pm.register(plugin, name=name)
+            except Exception as exc:  # any import-time or registration failure of third-party code
                 self.load_failures.append(PluginLoadFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
                 continue
-            self.pm.register(plugin, name=ep.name)
             self._plugin_dist[id(plugin)] = dist
 
     # -- registries ---------------------------------------------------------

@@ -54,9 +54,11 @@ def structural_problems(pack: LanguagePack, registered: list[LanguagePack]) -> l
             out.append(f'{label} name is already registered by distribution "{owner}"; each pack name must be unique.')
         for ext in pack.extensions:
             if ext in other.extensions:
+                dists = " and ".join(dict.fromkeys(d for d in (other.distribution, pack.distribution) if d))
+                which = f" (installed by {dists}; uninstall one)" if dists else ""
                 out.append(
                     f'{label} extension "{ext}" already claimed by pack "{other.name}"; '
-                    "each extension maps to exactly one pack."
+                    f"each extension maps to exactly one pack.{which}"
                 )
     return out
 

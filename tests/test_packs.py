@@ -291,6 +291,7 @@ def test_duplicate_extension_is_rejected_with_a_helpful_message(host):
     assert fresh.packs.names() == ["ruby"]
     assert fresh.startup_problems() == [
         '[pack:ruby-legacy] extension ".rb" already claimed by pack "ruby"; each extension maps to exactly one pack.'
+        ' (installed by cce-pack-ruby; uninstall one)'
     ]
     # The pack that lost the clash claims nothing, not even its other extensions.
     assert fresh.packs.pack_for("tasks.rake") is None

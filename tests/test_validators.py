@@ -106,6 +106,7 @@ def test_extension_clash_names_both_packs(host):
     problems = structural_problems(twin, [ruby])
     assert problems == [
         '[pack:ruby-legacy] extension ".rb" already claimed by pack "ruby"; each extension maps to exactly one pack.'
+        ' (installed by cce-pack-ruby; uninstall one)'
     ]
 
 
