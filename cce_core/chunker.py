@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Parser, Query, QueryCursor
 
+from .errors import CceError
 from .hookspecs import LanguagePack
 from .plugins import PluginHost
 from .textrules import chunk_id, estimate_tokens_bytes
@@ -81,7 +82,12 @@ class Chunker:
     def _parser_for(self, pack: LanguagePack) -> _PackParser:
         parser = self._parsers.get(id(pack))
         if parser is None or parser.pack is not pack:
-            parser = self._parsers[id(pack)] = _PackParser(pack)
+            try:
+                parser = _PackParser(pack)
+            except Exception as exc:  # a broken third-party pack: missing grammar, misspelt node kind
+                raise CceError(f"[pack:{pack.name}] cannot be used ({type(exc).__name__}: {exc}) — "
+                               "run `cce packs --validate` for a diagnosis") from exc
+            self._parsers[id(pack)] = parser
         return parser
 
     def chunk_file(self, file_path: str, content: str) -> FileChunks:
@@ -90,7 +96,9 @@ class Chunker:
             return FileChunks([module_chunk(file_path, content)], [])
         return self.chunk_with_pack(pack, file_path, content)
 
-    def chunk_with_pack(self, pack: LanguagePack, file_path: str, content: str) -> FileChunks:
+    def chunk_with_pack(
+        self, pack: LanguagePack, file_path: str, content: str, *, use_hooks: bool = True
+    ) -> FileChunks:
         pp = self._parser_for(pack)
         source = content.encode("utf-8")
         tree = pp.parser.parse(source)
@@ -122,7 +130,7 @@ class Chunker:
                         token_count=estimate_tokens_bytes(len(raw)),
                     )
                 )
-        imports = self.host.extract_imports(pack, root, source)
+        imports = self.host.extract_imports(pack, root, source, use_hooks=use_hooks)
         if not chunks:
             chunks = [module_chunk(file_path, content, pack.name)]
         return FileChunks(chunks, imports)

@@ -97,7 +97,6 @@ def index(
     allow_secrets: Annotated[
         bool, typer.Option("--allow-secrets", help="Index sensitive files and keep secrets verbatim (unsafe).")
     ] = False,
-    no_metrics: Annotated[bool, typer.Option("--no-metrics", help="Do not append to the metrics log.")] = False,
 ) -> None:
     """Walk DIRECTORY, chunk every file, embed the chunks and save the index."""
     from .indexer import index_directory
@@ -166,7 +165,6 @@ def search(
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many results.")] = 10,
     no_graph: Annotated[bool, typer.Option("--no-graph", help="Skip import-graph expansion.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    no_metrics: Annotated[bool, typer.Option("--no-metrics", help="Do not append to the metrics log.")] = False,
 ) -> None:
     """Rank the indexed chunks for QUERY."""
     from .textrules import format6, tokenize

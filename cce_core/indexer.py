@@ -62,6 +62,8 @@ def store_meta(host: PluginHost, embedder: Embedder, protect_secrets: bool, dim:
         "embed_dim": dim,
         "pack_set": host.packs.pack_set_id,
         "pack_versions": {p.name: _dist_version(p.distribution) if p.distribution else "?" for p in packs},
+        # Any installed plugin can change chunks (an import override, say): reuse needs the same set.
+        "plugins": host.plugin_versions(),
         "redaction": protect_secrets,
     }
 
@@ -69,7 +71,7 @@ def store_meta(host: PluginHost, embedder: Embedder, protect_secrets: bool, dim:
 def _reusable(previous: StoreData | None, meta: dict[str, object]) -> dict[str, tuple[FileEntry, StoreData]]:
     if previous is None:
         return {}
-    keys = ("embedder", "embed_model", "pack_set", "pack_versions", "redaction", "engine_version")
+    keys = ("embedder", "embed_model", "pack_set", "pack_versions", "plugins", "redaction", "engine_version")
     same = all(previous.meta.get(k) == meta[k] for k in keys)
     if not same:
         return {}

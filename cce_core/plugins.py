@@ -166,14 +166,27 @@ class PluginHost:
             raise CceError(f'unknown embedder "{name}" (available: {known})')
         return factory()
 
-    def extract_imports(self, pack: LanguagePack, root: Any, source: bytes) -> list[str]:
+    def extract_imports(self, pack: LanguagePack, root: Any, source: bytes, *, use_hooks: bool = True) -> list[str]:
         try:
-            override = self.pm.hook.cce_extract_imports(language=pack.name, root=root, source=source)
-            if override is not None:
-                return list(override)
+            if use_hooks:
+                override = self.pm.hook.cce_extract_imports(language=pack.name, root=root, source=source)
+                if override is not None:
+                    return list(override)
             return pack.extract_imports(root, source)
         except Exception:  # import extraction must never break indexing
             return []
+
+    def plugin_versions(self) -> dict[str, str]:
+        """Every plugin distribution loaded, with its version, sorted by name."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        out: dict[str, str] = {}
+        for dist in sorted({d for d in self._plugin_dist.values() if d and d != "?"}):
+            try:
+                out[dist] = version(dist)
+            except PackageNotFoundError:
+                out[dist] = "?"
+        return out
 
     def distribution_of(self, plugin: Any) -> str:
         return self._plugin_dist.get(id(plugin), "")

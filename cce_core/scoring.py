@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+_DOT_BLOCK = 4096
+
 
 def score_keys(values: np.ndarray) -> np.ndarray:
     """round(x * 1e6), halves away from zero, as int64."""
@@ -26,8 +28,13 @@ def sequential_dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     dim = min(matrix.shape[1], vector.shape[0])
     if dim == 0:
         return np.zeros(matrix.shape[0], dtype=np.float64)
-    products = matrix[:, :dim] * vector[:dim]
-    return np.cumsum(products, axis=1)[:, -1]
+    out = np.empty(matrix.shape[0], dtype=np.float64)
+    v = vector[:dim]
+    # In blocks, so a large index never needs a second full-size temporary.
+    for lo in range(0, matrix.shape[0], _DOT_BLOCK):
+        products = matrix[lo : lo + _DOT_BLOCK, :dim] * v
+        out[lo : lo + products.shape[0]] = np.cumsum(products, axis=1)[:, -1]
+    return out
 
 
 def rank_order(keys: np.ndarray, tie_ranks: np.ndarray, limit: int | None = None) -> np.ndarray:

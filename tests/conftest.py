@@ -49,7 +49,7 @@ def cce():
 
 
 def copy_tree(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".cce"))
     for p in dst.rglob("*"):
         p.chmod(p.stat().st_mode | 0o200)
     dst.chmod(dst.stat().st_mode | 0o200)

@@ -319,7 +319,7 @@ def corpus(tmp_path: Path) -> Path:
 
 def index_corpus(venv: Venv, corpus: Path) -> list[dict[str, object]]:
     store = corpus.parent / "index.cce"
-    proc = venv.cce("index", corpus, "--store", store, "--no-metrics")
+    proc = venv.cce("index", corpus, "--store", store)
     assert proc.returncode == 0, f"cce index failed:\n{proc.stdout}\n{proc.stderr}"
     assert "files indexed     : 4" in proc.stdout, proc.stdout
     return venv.store_chunks(store)
@@ -434,7 +434,7 @@ def test_two_packs_claiming_one_extension_stop_the_engine(venv: Venv, corpus: Pa
         names = {name for name, _value, _dist in venv.cce_entry_points()}
         assert names == {"hash", "pyi", "stubs"}
 
-        proc = venv.cce("index", corpus, "--store", corpus.parent / "index.cce", "--no-metrics")
+        proc = venv.cce("index", corpus, "--store", corpus.parent / "index.cce")
         assert proc.returncode != 0
         assert "Traceback" not in proc.stdout + proc.stderr
         err = proc.stderr.strip("\n").split("\n")
