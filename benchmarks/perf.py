@@ -298,6 +298,21 @@ def corpus_commit(corpus: Path, given: str | None) -> str:
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else "unknown"
 
 
+def _cce_commit() -> str:
+    """HEAD of the checkout cce_core is imported from, with ``+dirty`` when it has local changes."""
+    import cce_core
+
+    repo = Path(cce_core.__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=30, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30, check=False).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head or "unknown") + ("+dirty" if dirty else "")
+
+
 def machine_facts() -> dict[str, Any]:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -318,6 +333,7 @@ def machine_facts() -> dict[str, Any]:
         "tree_sitter_path": str(Path(tree_sitter.__file__).parent),
         "numpy": ver("numpy"),
         "openblas_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("OPENBLAS_")},
+        "cce_commit": _cce_commit(),
     }
     try:
         import numpy  # noqa: F401  (load BLAS before asking threadpoolctl)
@@ -456,43 +472,40 @@ def _measure(args: argparse.Namespace, corpus: Path, cce: str, py: str, work: Pa
     quiet_search = _metrics_off(cce, "search")
     index_cmd = [cce, "index", str(corpus), "--store", str(store), *quiet_index]
 
-    # (a) parse floor ------------------------------------------------------------------------------
+    # (a) parse floor and cce index, interleaved round by round so a slow spell on a shared machine
+    # hits floor and index alike -------------------------------------------------------------------
     log("walking and planning the parse floor")
     plan, corpus_facts = parse_plan(corpus)
     parsers = _parsers_for(plan)
-    parse_once(plan, parsers)  # warm the page cache and the grammars
-    floor_inproc = Series()
-    for _ in range(runs):
-        floor_inproc.timed(lambda: parse_once(plan, parsers))
     plan_file = work / "plan.json"
     plan_file.write_text(json.dumps(plan), encoding="utf-8")
-    floor_proc = Series()
     floor_cmd = [py, str(Path(__file__).resolve()), "--floor-child", str(plan_file)]
-    floor_proc.rss_kib = peak_rss_kib(floor_cmd)  # doubles as the warm-up
-    for _ in range(runs):
-        floor_proc.add(checked(floor_cmd))
-    log(f"parse floor {floor_inproc.best:.3f}s in-process, {floor_proc.best:.3f}s as a process")
-
-    # (a) cce index, fresh and incremental ---------------------------------------------------------
-    index_fresh = Series()
-    shutil.rmtree(store.parent, ignore_errors=True)
-    index_fresh.rss_kib = peak_rss_kib(index_cmd)  # a fresh run; doubles as the warm-up
-    for _ in range(runs):
-        shutil.rmtree(store.parent, ignore_errors=True)
-        index_fresh.add(checked(index_cmd))
-    index_incr = Series()
-    index_incr.rss_kib = peak_rss_kib(index_cmd)
-    for _ in range(runs):
-        index_incr.add(checked(index_cmd))
-    log(f"cce index {index_fresh.best:.3f}s fresh, {index_incr.best:.3f}s incremental")
-
     host = default_host()
     embedder_name = "hash"
     inproc_store = work / "inproc" / "index.cce"
-    index_inproc = Series()
-    for _ in range(runs):
+
+    def index_inprocess() -> None:
         shutil.rmtree(inproc_store.parent, ignore_errors=True)
-        index_inproc.timed(lambda: index_directory(corpus, inproc_store, host, host.embedder(embedder_name)))
+        index_directory(corpus, inproc_store, host, host.embedder(embedder_name))
+
+    floor_inproc, floor_proc, index_fresh, index_incr, index_inproc = (Series() for _ in range(5))
+    # Warm-ups (page cache, bytecode, grammars); the child warm-ups also give the peak RSS.
+    parse_once(plan, parsers)
+    index_inprocess()
+    floor_proc.rss_kib = peak_rss_kib(floor_cmd)
+    shutil.rmtree(store.parent, ignore_errors=True)
+    index_fresh.rss_kib = peak_rss_kib(index_cmd)
+    index_incr.rss_kib = peak_rss_kib(index_cmd)
+    for n in range(runs):
+        log(f"index round {n + 1}/{runs}")
+        floor_inproc.timed(lambda: parse_once(plan, parsers))
+        floor_proc.add(checked(floor_cmd))
+        shutil.rmtree(store.parent, ignore_errors=True)
+        index_fresh.add(checked(index_cmd))
+        index_incr.add(checked(index_cmd))  # the store just written: nothing changed
+        index_inproc.timed(index_inprocess)
+    log(f"parse floor {floor_inproc.best:.3f}s in-process, {floor_proc.best:.3f}s as a process; "
+        f"cce index {index_fresh.best:.3f}s fresh, {index_incr.best:.3f}s incremental")
 
     # (b) warm queries in-process ------------------------------------------------------------------
     t0 = time.perf_counter()
@@ -598,6 +611,14 @@ def _measure(args: argparse.Namespace, corpus: Path, cce: str, py: str, work: Pa
 # -- rendering ---------------------------------------------------------------------------------------
 
 
+def _blas(m: dict[str, Any]) -> str:
+    pools = m.get("threadpools")
+    if not isinstance(pools, list):
+        return str(pools)
+    return ", ".join(f"{p.get('internal_api')} {p.get('version')} {p.get('architecture')} "
+                     f"x{p.get('num_threads')}" for p in pools) or "none loaded"
+
+
 def _pct(x: float | None) -> str:
     return "?" if x is None else f"{x:.0%}"
 
@@ -610,7 +631,10 @@ def render(report: dict[str, Any]) -> str:
         f"{c['files_read_only']} read only; {c['bytes'] / 1e6:.2f} MB; {c['chunks']} chunks; "
         f"store {c['store_bytes'] / 1e6:.2f} MB)",
         f"machine: {m['nproc']} cpu, {m['python']}, {m['platform']}, tree-sitter {m['tree_sitter']}, "
-        f"numpy {m['numpy']}; bytecode: {report['settings']['bytecode']}",
+        f"numpy {m['numpy']}; bytecode: {report['settings']['bytecode']}; cce at {m['cce_commit'][:12]}"
+        f"{'+dirty' if m['cce_commit'].endswith('+dirty') else ''}",
+        f"BLAS: {_blas(m)}; OPENBLAS_* env: "
+        f"{' '.join(f'{k}={v}' for k, v in m['openblas_env'].items()) or 'none'}",
         f"contention: other processes used {_pct(report['settings']['foreign_cpu_share'])} of the CPUs during "
         f"the run; load avg {report['settings']['loadavg_start'][0]:.2f} -> "
         f"{report['settings']['loadavg_end'][0]:.2f}",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections import Counter
 
 import numpy as np
 
@@ -19,31 +18,31 @@ BM25_B = 0.75
 
 
 def build_bm25(token_lists: list[list[bytes]]) -> Bm25Arrays:
-    postings: dict[bytes, list[tuple[int, int]]] = {}
-    doc_len = np.zeros(len(token_lists), dtype=np.int64)
+    """Postings (term → ascending docs with term frequencies) over a sorted vocabulary."""
+    n_docs = len(token_lists)
+    term_ids: dict[bytes, int] = {}
+    lookup = term_ids.setdefault
+    flat: list[int] = []
+    lengths = np.zeros(n_docs, dtype=np.int64)
     for doc, tokens in enumerate(token_lists):
-        doc_len[doc] = len(tokens)
-        for term, tf in Counter(tokens).items():
-            entry = postings.get(term)
-            if entry is None:
-                postings[term] = [(doc, tf)]
-            else:
-                entry.append((doc, tf))
-    vocab_bytes = sorted(postings)
+        lengths[doc] = len(tokens)
+        flat.extend([lookup(t, len(term_ids)) for t in tokens])
+    vocab_bytes = sorted(term_ids)
+    if not flat:
+        return Bm25Arrays([t.decode("ascii") for t in vocab_bytes], np.zeros(len(vocab_bytes) + 1, dtype=np.int64),
+                          np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), lengths)
+    # Re-number terms in sorted order, then count (term, doc) pairs in one pass.
+    rank = np.empty(len(term_ids), dtype=np.int64)
+    rank[np.fromiter((term_ids[t] for t in vocab_bytes), dtype=np.int64, count=len(vocab_bytes))] = np.arange(
+        len(vocab_bytes), dtype=np.int64)
+    terms = rank[np.asarray(flat, dtype=np.int64)]
+    docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    pairs, counts = np.unique(terms * n_docs + docs, return_counts=True)
+    pair_terms = pairs // n_docs
     ptr = np.zeros(len(vocab_bytes) + 1, dtype=np.int64)
-    total = 0
-    for i, term in enumerate(vocab_bytes):
-        total += len(postings[term])
-        ptr[i + 1] = total
-    docs = np.empty(total, dtype=np.int32)
-    tfs = np.empty(total, dtype=np.int32)
-    pos = 0
-    for term in vocab_bytes:
-        entry = postings[term]
-        docs[pos : pos + len(entry)] = [d for d, _ in entry]
-        tfs[pos : pos + len(entry)] = [t for _, t in entry]
-        pos += len(entry)
-    return Bm25Arrays([t.decode("ascii") for t in vocab_bytes], ptr, docs, tfs, doc_len)
+    np.cumsum(np.bincount(pair_terms, minlength=len(vocab_bytes)), out=ptr[1:])
+    return Bm25Arrays([t.decode("ascii") for t in vocab_bytes], ptr, (pairs % n_docs).astype(np.int32),
+                      counts.astype(np.int32), lengths)
 
 
 def unique_in_order(tokens: list[str]) -> list[str]:
