@@ -87,40 +87,36 @@ def build_index(
     previous: StoreData | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[StoreData, IndexStats]:
-    from .redactor import redact
-
     started = time.perf_counter()
     walked = walk(str(root), protect_secrets=protect_secrets)
-    chunker = Chunker(host)
     probe_meta = store_meta(host, embedder, protect_secrets, 0)
     reusable = _reusable(previous, probe_meta)
+    digests = [hashlib.sha256(wf.raw).hexdigest() for wf in walked.files]
+    to_chunk = [i for i, wf in enumerate(walked.files)
+                if (prior := reusable.get(wf.path)) is None or prior[0].sha256 != digests[i]]
+    fresh = dict(zip(to_chunk, _chunk_files(host, [(walked.files[i].path, walked.files[i].text) for i in to_chunk],
+                                            protect_secrets, progress), strict=True))
 
     chunks: list[Chunk] = []
     files: list[FileEntry] = []
     reused_rows: list[tuple[int, np.ndarray]] = []  # (first new row, block of old vectors)
     new_rows: list[int] = []
     reused_files = 0
-    total = len(walked.files)
     for n, wf in enumerate(walked.files):
-        digest = hashlib.sha256(wf.raw).hexdigest()
-        prior = reusable.get(wf.path)
+        digest = digests[n]
         first = len(chunks)
-        if prior is not None and prior[0].sha256 == digest:
-            entry, old = prior
+        if n not in fresh:
+            entry, old = reusable[wf.path]
             block = old.chunks[entry.first_chunk : entry.first_chunk + entry.chunk_count]
             chunks.extend(block)
             reused_rows.append((first, old.embeddings[entry.first_chunk : entry.first_chunk + entry.chunk_count]))
             files.append(FileEntry(wf.path, digest, entry.tokens, first, len(block), list(entry.imports)))
             reused_files += 1
         else:
-            text = redact(wf.text) if protect_secrets else wf.text
-            result = chunker.chunk_file(wf.path, text)
-            chunks.extend(result.chunks)
+            file_chunks, imports, tokens = fresh[n]
+            chunks.extend(file_chunks)
             new_rows.extend(range(first, len(chunks)))
-            tokens = estimate_tokens_bytes(len(text.encode("utf-8")))
-            files.append(FileEntry(wf.path, digest, tokens, first, len(result.chunks), list(result.imports)))
-        if progress is not None:
-            progress(n + 1, total)
+            files.append(FileEntry(wf.path, digest, tokens, first, len(file_chunks), imports))
 
     try:
         new_vectors = _embed(embedder, [chunks[i].content for i in new_rows])
@@ -147,6 +143,68 @@ def build_index(
     stats = IndexStats(len(files), walked.skipped, walked.sensitive_skipped, len(chunks), reused_files, 0,
                        time.perf_counter() - started)
     return data, stats
+
+
+ChunkedFile = tuple[list[Chunk], list[str], int]  # chunks, imports, whole-file tokens
+
+# Parallel chunking: worth a second process only for a sizeable amount of text.
+PARALLEL_MIN_FILES = 48
+PARALLEL_MIN_BYTES = 1 << 20
+_worker_host: PluginHost | None = None
+_worker_chunker: Chunker | None = None
+_worker_protect = True
+
+
+def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool) -> ChunkedFile:
+    from .redactor import redact
+
+    clean = redact(text) if protect_secrets else text
+    result = chunker.chunk_file(path, clean)
+    return result.chunks, list(result.imports), estimate_tokens_bytes(len(clean.encode("utf-8")))
+
+
+def _worker_chunk(item: tuple[str, str]) -> ChunkedFile:
+    global _worker_chunker
+    if _worker_chunker is None:
+        assert _worker_host is not None
+        _worker_chunker = Chunker(_worker_host)
+    return _chunk_text(_worker_chunker, item[0], item[1], _worker_protect)
+
+
+def _worker_count(items: list[tuple[str, str]]) -> int:
+    configured = os.environ.get("CCE_WORKERS", "").strip()
+    if configured.isdigit() and int(configured) >= 1:
+        return int(configured)
+    if len(items) < PARALLEL_MIN_FILES or sum(len(t) for _, t in items) < PARALLEL_MIN_BYTES:
+        return 1
+    return min(os.cpu_count() or 1, 4)
+
+
+def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets: bool,
+                 progress: Callable[[int, int], None] | None) -> list[ChunkedFile]:
+    """Redact and chunk ``items`` in order, on several processes when it pays off."""
+    import multiprocessing
+
+    workers = _worker_count(items)
+    total = len(items)
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        global _worker_host, _worker_protect, _worker_chunker
+        # Forked workers inherit the loaded plugins; each builds its own parsers.
+        _worker_host, _worker_protect, _worker_chunker = host, protect_secrets, None
+        out: list[ChunkedFile] = []
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            for done, result in enumerate(pool.imap(_worker_chunk, items, chunksize=8), 1):
+                out.append(result)
+                if progress is not None:
+                    progress(done, total)
+        return out
+    chunker = Chunker(host)
+    serial: list[ChunkedFile] = []
+    for done, (path, text) in enumerate(items, 1):
+        serial.append(_chunk_text(chunker, path, text, protect_secrets))
+        if progress is not None:
+            progress(done, total)
+    return serial
 
 
 def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:

@@ -229,3 +229,11 @@ def test_walker_rules(tmp_path):
     assert [f.path for f in result.files] == [".dotfile", ".gitignore", "local.txt", "src/keep.py",
                                               "sub/.gitignore"]
     assert result.skipped == 3  # events.jsonl, big.txt, latin1.txt
+
+
+def test_parallel_chunking_writes_the_same_store_as_serial(tmp_path):
+    serial, parallel = tmp_path / "serial.cce", tmp_path / "parallel.cce"
+    assert run_cce("index", REPO_ROOT / "samples", "--store", serial, env={"CCE_WORKERS": "1"}).returncode == 0
+    proc = run_cce("index", REPO_ROOT / "samples", "--store", parallel, env={"CCE_WORKERS": "2"})
+    assert proc.returncode == 0, proc.stderr
+    assert parallel.read_bytes() == serial.read_bytes()
