@@ -325,6 +325,15 @@ def bench(
         typer.echo(f"  wrote        : {output}")
 
 
+def _register_extra_commands() -> None:
+    from .commands import register_all
+
+    register_all(app)
+
+
+_register_extra_commands()
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args in (["--version"], ["-V"]):  # fast path: no plugin discovery, no typer
