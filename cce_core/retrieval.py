@@ -19,7 +19,7 @@ from .chunker import Chunk
 from .errors import CceError
 from .graph import neighbours
 from .hookspecs import Embedder
-from .scoring import rank_order, score_keys, sequential_dot
+from .scoring import ExactCosines, rank_order, score_keys
 from .store import StoreData
 from .textrules import score_key, tokenize
 
@@ -121,19 +121,19 @@ class Searcher:
         if store.embeddings.shape[1] and qvec.shape[0] != store.embeddings.shape[1]:
             raise CceError(f"the query vector has {qvec.shape[0]} dimensions but the index has "
                            f"{store.embeddings.shape[1]} — re-index with the embedder you search with")
-        cosines = sequential_dot(store.embeddings, qvec)
+        cosines = ExactCosines(store.embeddings, qvec)
         ranked = self._rank(query, query_tokens, cosines, top_k)
         if graph:
             ranked = self._expand(ranked, cosines)
         return [SearchResult(i + 1, store.chunks[idx], sc) for i, (idx, sc) in enumerate(ranked)]
 
-    def _rank(self, query: str, query_tokens: list[str], cosines: np.ndarray, top_k: int) -> list[tuple[int, float]]:
+    def _rank(self, query: str, query_tokens: list[str], cosines: ExactCosines, top_k: int) -> list[tuple[int, float]]:
         store = self.store
         ties = store.chunk_id_rank
         fts_weight = FTS_BOOST_CODE_LOOKUP if is_code_lookup(query) else 1.0
         n_cand = max(top_k * CANDIDATE_MULTIPLIER, 1)
 
-        vector_order = rank_order(score_keys(cosines), ties, n_cand)
+        vector_order = cosines.top(n_cand, ties)
         vrank = {int(idx): r for r, idx in enumerate(vector_order)}
 
         unique_q = unique_in_order(query_tokens)
@@ -159,7 +159,7 @@ class Searcher:
         scored: list[tuple[int, float]] = []
         for idx in candidates:
             chunk = store.chunks[idx]
-            cos = float(cosines[idx])
+            cos = cosines.at(idx)
             normalized_distance = min(max((1.0 - cos) / 2.0, 0.0), 1.0)
             vector_score = 1.0 - normalized_distance
             keyword_distance = self._keyword_distance(idx, chunk, unique_bytes, hints)
@@ -194,7 +194,7 @@ class Searcher:
             return 0.0
         return 2.0
 
-    def _expand(self, ranked: list[tuple[int, float]], cosines: np.ndarray) -> list[tuple[int, float]]:
+    def _expand(self, ranked: list[tuple[int, float]], cosines: ExactCosines) -> list[tuple[int, float]]:
         if not ranked:
             return ranked
         store = self.store
@@ -212,11 +212,12 @@ class Searcher:
         for nb in bonus_files[:GRAPH_MAX_BONUS_FILES]:
             lo, hi = self._file_chunk_span.get(nb, (0, 0))
             members = list(range(lo, hi))
-            members.sort(key=lambda i: (-score_key(float(cosines[i])), int(ties[i])))
+            cosines.ensure(np.arange(lo, hi, dtype=np.int64))
+            members.sort(key=lambda i: (-score_key(cosines.at(i)), int(ties[i])))
             for i in members[:GRAPH_BONUS_CHUNKS_PER_FILE]:
                 key = (chunks[i].file_path, chunks[i].start_line, chunks[i].end_line)
                 if key in existing:
                     continue
                 existing.add(key)
-                out.append((i, max(float(cosines[i]), 0.0) * GRAPH_BONUS_CHUNK_SCALE))
+                out.append((i, max(cosines.at(i), 0.0) * GRAPH_BONUS_CHUNK_SCALE))
         return out

@@ -48,3 +48,46 @@ def rank_order(keys: np.ndarray, tie_ranks: np.ndarray, limit: int | None = None
         return order[:limit]
     order = np.lexsort((tie_ranks, -keys))
     return order if limit is None else order[:limit]
+
+
+class ExactCosines:
+    """Cosines of one query against every chunk, exact where it matters.
+
+    A BLAS matrix-vector product scores every chunk quickly but may differ from
+    the family's left-to-right sum in the last bits. Those bits can only move a
+    six-decimal key by one, so candidates are chosen with a two-key margin and
+    every cosine that reaches a ranking or a printed score is recomputed exactly.
+    """
+
+    def __init__(self, matrix: np.ndarray, vector: np.ndarray) -> None:
+        self.matrix = matrix
+        self.vector = vector
+        self.values = matrix @ vector if matrix.shape[0] else np.zeros(0, dtype=np.float64)
+        self.exact = np.zeros(matrix.shape[0], dtype=bool)
+
+    def ensure(self, indices: np.ndarray) -> None:
+        todo = indices[~self.exact[indices]]
+        if todo.size:
+            self.values[todo] = sequential_dot(self.matrix[todo], self.vector)
+            self.exact[todo] = True
+
+    def at(self, index: int) -> float:
+        if not self.exact[index]:
+            self.ensure(np.asarray([index], dtype=np.int64))
+        return float(self.values[index])
+
+    def top(self, limit: int, tie_ranks: np.ndarray) -> np.ndarray:
+        """The first ``limit`` chunks by exact key (desc), ties by ``tie_ranks``."""
+        n = self.values.shape[0]
+        if n == 0 or limit <= 0:
+            return np.zeros(0, dtype=np.int64)
+        approx_keys = score_keys(self.values)
+        if limit < n:
+            threshold = np.partition(approx_keys, n - limit)[n - limit]
+            pool = np.nonzero(approx_keys >= threshold - 2)[0]
+        else:
+            pool = np.arange(n, dtype=np.int64)
+        self.ensure(pool)
+        keys = score_keys(self.values[pool])
+        order = pool[np.lexsort((tie_ranks[pool], -keys))]
+        return order[:limit]

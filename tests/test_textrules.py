@@ -80,3 +80,24 @@ def test_sequential_dot_sums_left_to_right():
 def test_split_lines_only_on_newline():
     assert split_lines("a\r\nb\x0bc\n") == ["a", "b\x0bc"]
     assert split_lines("") == []
+
+
+def test_exact_cosines_rank_like_a_full_exact_sort():
+    from cce_core.scoring import ExactCosines, rank_order
+
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        n = int(rng.integers(1, 400))
+        matrix = rng.normal(size=(n, 256))
+        # Many near-ties: quantise so that keys collide and the tie-break matters.
+        matrix = np.round(matrix, 1)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        query = matrix[int(rng.integers(0, n))].copy()
+        ties = rng.permutation(n)
+        limit = int(rng.integers(1, 40))
+        full = sequential_dot(matrix, query)
+        expected = rank_order(score_keys(full), ties, limit)
+        cos = ExactCosines(matrix, query)
+        got = cos.top(limit, ties)
+        assert got.tolist() == expected.tolist(), trial
+        assert all(cos.at(int(i)) == full[i] for i in got)
