@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,32 +18,44 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 
-def build_bm25(token_lists: list[list[bytes]]) -> Bm25Arrays:
-    """Postings (term → ascending docs with term frequencies) over a sorted vocabulary."""
-    n_docs = len(token_lists)
-    term_ids: dict[bytes, int] = {}
-    lookup = term_ids.setdefault
+@dataclass
+class TokenIds:
+    """Every chunk's tokens as ids into one vocabulary (first-seen order)."""
+
+    vocab: list[bytes]
+    flat: np.ndarray  # int64 ids of all tokens, chunk after chunk
+    lengths: np.ndarray  # int64 tokens per chunk
+
+
+def token_ids(token_lists: list[list[bytes]]) -> TokenIds:
+    ids: dict[bytes, int] = {}
+    lookup = ids.setdefault
     flat: list[int] = []
-    lengths = np.zeros(n_docs, dtype=np.int64)
+    lengths = np.zeros(len(token_lists), dtype=np.int64)
     for doc, tokens in enumerate(token_lists):
         lengths[doc] = len(tokens)
-        flat.extend([lookup(t, len(term_ids)) for t in tokens])
-    vocab_bytes = sorted(term_ids)
-    if not flat:
-        return Bm25Arrays([t.decode("ascii") for t in vocab_bytes], np.zeros(len(vocab_bytes) + 1, dtype=np.int64),
-                          np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), lengths)
+        flat.extend([lookup(t, len(ids)) for t in tokens])
+    return TokenIds(list(ids), np.asarray(flat, dtype=np.int64), lengths)
+
+
+def build_bm25(token_lists: list[list[bytes]] | TokenIds) -> Bm25Arrays:
+    """Postings (term → ascending docs with term frequencies) over a sorted vocabulary."""
+    tids = token_lists if isinstance(token_lists, TokenIds) else token_ids(token_lists)
+    n_docs = len(tids.lengths)
+    order = sorted(range(len(tids.vocab)), key=tids.vocab.__getitem__)
+    vocab = [tids.vocab[i].decode("ascii") for i in order]
+    if not tids.flat.size:
+        return Bm25Arrays(vocab, np.zeros(len(vocab) + 1, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                          np.zeros(0, dtype=np.int32), tids.lengths)
     # Re-number terms in sorted order, then count (term, doc) pairs in one pass.
-    rank = np.empty(len(term_ids), dtype=np.int64)
-    rank[np.fromiter((term_ids[t] for t in vocab_bytes), dtype=np.int64, count=len(vocab_bytes))] = np.arange(
-        len(vocab_bytes), dtype=np.int64)
-    terms = rank[np.asarray(flat, dtype=np.int64)]
-    docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
+    terms = rank[tids.flat]
+    docs = np.repeat(np.arange(n_docs, dtype=np.int64), tids.lengths)
     pairs, counts = np.unique(terms * n_docs + docs, return_counts=True)
-    pair_terms = pairs // n_docs
-    ptr = np.zeros(len(vocab_bytes) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pair_terms, minlength=len(vocab_bytes)), out=ptr[1:])
-    return Bm25Arrays([t.decode("ascii") for t in vocab_bytes], ptr, (pairs % n_docs).astype(np.int32),
-                      counts.astype(np.int32), lengths)
+    ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pairs // n_docs, minlength=len(vocab)), out=ptr[1:])
+    return Bm25Arrays(vocab, ptr, (pairs % n_docs).astype(np.int32), counts.astype(np.int32), tids.lengths)
 
 
 def unique_in_order(tokens: list[str]) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .bm25 import build_bm25
+from .bm25 import TokenIds, build_bm25, token_ids
 from .chunker import Chunk, Chunker
 from .errors import CceError
 from .graph import build_edges
@@ -118,8 +118,10 @@ def build_index(
             new_rows.extend(range(first, len(chunks)))
             files.append(FileEntry(wf.path, digest, tokens, first, len(file_chunks), imports))
 
+    # One tokenization serves BM25 and, when the embedder can use it, the vectors.
+    tids = token_ids([tokenize_bytes(c.content.encode("utf-8")) for c in chunks])
     try:
-        new_vectors = _embed(embedder, [chunks[i].content for i in new_rows])
+        new_vectors = _embed(embedder, [chunks[i].content for i in new_rows], new_rows, tids)
     except EmbedderError as exc:
         raise CceError(f"embedding failed, nothing was written: {exc}") from exc
     dims = {block.shape[1] for _first, block in reused_rows}
@@ -134,7 +136,7 @@ def build_index(
     for first, block in reused_rows:
         embeddings[first : first + block.shape[0]] = block
 
-    bm25 = build_bm25([tokenize_bytes(c.content.encode("utf-8")) for c in chunks])
+    bm25 = build_bm25(tids)
     suffixes = [s for p in host.packs.packs for s in p.module_suffixes]
     paths = [f.path for f in files]
     edges = build_edges({f.path: f.imports for f in files}, paths, suffixes)
@@ -207,9 +209,14 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets
     return serial
 
 
-def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
+def _embed(embedder: Embedder, texts: list[str], rows: list[int], tids: TokenIds) -> np.ndarray:
     if not texts:
         return np.zeros((0, 0), dtype=np.float64)
+    embed_tokenized = getattr(embedder, "embed_tokenized", None)
+    if embed_tokenized is not None:
+        # Token-based embedders reuse the ids BM25 needs instead of re-tokenizing.
+        vectors = np.asarray(embed_tokenized(tids.vocab, tids.flat, tids.lengths), dtype=np.float64)
+        return vectors[np.asarray(rows, dtype=np.int64)]
     parts = [np.asarray(embedder.embed_batch(texts[i : i + EMBED_BATCH]), dtype=np.float64)
              for i in range(0, len(texts), EMBED_BATCH)]
     dims = {p.shape[1] for p in parts}

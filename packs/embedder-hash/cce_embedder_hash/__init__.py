@@ -57,6 +57,24 @@ class HashEmbedder:
         safe = np.where(norms > 0, norms, 1.0)
         return counts / safe[:, None]
 
+    def embed_tokenized(self, vocab: Sequence[bytes], flat_ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Vectors of many texts given as ids into ``vocab`` (one row per entry of ``lengths``).
+
+        Same result as :meth:`embed_batch` on the texts, but each distinct token
+        is hashed once and the per-token work happens in numpy.
+        """
+        n = len(lengths)
+        if not len(flat_ids):
+            return np.zeros((n, EMBED_DIM), dtype=np.float64)
+        codes = np.fromiter((self._codes.get(t) or self._code(t) for t in vocab), dtype=np.int64, count=len(vocab))
+        token_codes = codes[flat_ids]
+        rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        cells = rows * EMBED_DIM + (np.abs(token_codes) - 1)
+        counts = np.bincount(cells, weights=np.sign(token_codes).astype(np.float64), minlength=n * EMBED_DIM)
+        counts = counts.reshape(n, EMBED_DIM)
+        norms = np.sqrt((counts * counts).sum(axis=1))
+        return counts / np.where(norms > 0, norms, 1.0)[:, None]
+
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_batch([text])[0]
 
