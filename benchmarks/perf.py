@@ -172,11 +172,11 @@ class Series:
         self.cpu.append(run.cpu)
 
     def timed(self, fn: Any) -> None:
-        """Time ``fn()`` in this process (wall and this process's CPU)."""
-        c0, w0 = time.process_time(), time.perf_counter()
+        """Time ``fn()`` in this process: wall, and the CPU of this process plus any workers it reaped."""
+        c0, w0 = _own_cpu_seconds(), time.perf_counter()
         fn()
         self.samples.append(time.perf_counter() - w0)
-        self.cpu.append(time.process_time() - c0)
+        self.cpu.append(_own_cpu_seconds() - c0)
 
     @property
     def best(self) -> float:
@@ -388,8 +388,10 @@ def _busy_cpu_seconds() -> float | None:
 
 
 def _own_cpu_seconds() -> float:
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    """CPU of this process and of its reaped children (subprocesses, pool workers)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 class Contention:

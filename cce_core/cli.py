@@ -97,6 +97,9 @@ def index(
     allow_secrets: Annotated[
         bool, typer.Option("--allow-secrets", help="Index sensitive files and keep secrets verbatim (unsafe).")
     ] = False,
+    no_metrics: Annotated[
+        bool, typer.Option("--no-metrics", help="Do not append an index event to the metrics log.")
+    ] = False,
 ) -> None:
     """Walk DIRECTORY, chunk every file, embed the chunks and save the index."""
     from .indexer import index_directory
@@ -117,8 +120,10 @@ def index(
         )
     store_path = store if store is not None else default_store_path(directory)
     with _progress("indexing") as progress:
-        _data, stats = index_directory(directory, store_path, host, emb, protect_secrets=not allow_secrets,
-                                       progress=progress)
+        data, stats = index_directory(directory, store_path, host, emb, protect_secrets=not allow_secrets,
+                                      progress=progress)
+    if not no_metrics:
+        _log_index_event(directory, store_path, data.embedder or emb.name, stats)
     typer.echo(f"Indexed {directory}")
     typer.echo(f"  files indexed     : {stats.files_indexed}")
     typer.echo(f"  files skipped     : {stats.files_skipped}")
@@ -127,6 +132,33 @@ def index(
     typer.echo(f"  embedder          : {emb.name}")
     typer.echo(f"  store             : {store_path}")
     typer.echo(f"  elapsed           : {stats.seconds:.3f}s")
+
+
+def _git_head(directory: Path) -> str | None:
+    """The commit checked out in ``directory``, or None outside a git work tree (or without git)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = done.stdout.strip()
+    return sha if done.returncode == 0 and sha else None
+
+
+def _log_index_event(directory: Path, store_path: Path, embedder_name: str, stats) -> None:
+    from .metrics import IndexRecord, MetricsWriter, metrics_beside
+
+    try:
+        index_bytes = store_path.stat().st_size
+    except OSError:
+        index_bytes = 0
+    MetricsWriter(metrics_beside(store_path)).log_index(IndexRecord(
+        files_indexed=stats.files_indexed, chunks=stats.total_chunks, index_bytes=index_bytes,
+        duration_ms=stats.seconds * 1000.0, embedder=embedder_name, full=True, sha=_git_head(directory),
+        source="local", sensitive_skipped=stats.sensitive_skipped,
+    ))
 
 
 class _progress:
@@ -165,26 +197,49 @@ def search(
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many results.")] = 10,
     no_graph: Annotated[bool, typer.Option("--no-graph", help="Skip import-graph expansion.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    no_metrics: Annotated[
+        bool, typer.Option("--no-metrics", help="Do not append a search event to the metrics log.")
+    ] = False,
 ) -> None:
     """Rank the indexed chunks for QUERY."""
+    import time
+
     from .textrules import format6, tokenize
 
     if not tokenize(query):
         raise CceError("the query has no searchable words — give letters, digits or identifiers to look for")
-    searcher = _searcher(_store_for_read(store, dir_))
+    store_path = _store_for_read(store, dir_)
+    searcher = _searcher(store_path)
+    started = time.perf_counter()
     results = searcher.search(query, top_k=top_k, graph=not no_graph)
+    latency_ms = (time.perf_counter() - started) * 1000.0
+    query_id = None
+    if not no_metrics:
+        query_id = _log_search_event(searcher.store, store_path, results, query, top_k, not no_graph, latency_ms)
     if as_json:
-        body = {"query_id": None, "results": [r.as_json() for r in results]}
+        body = {"query_id": query_id, "results": [r.as_json() for r in results]}
         sys.stdout.write(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
         return
     if not results:
         typer.echo("(no results)")
-        return
     for r in results:
         c = r.chunk
         first_line = c.content.split("\n", 1)[0].removesuffix("\r")[:80].strip()
         typer.echo(f"{r.rank:>2}. [{format6(r.score)}] {c.file_path}:{c.start_line}-{c.end_line} "
                    f"({c.chunk_type}/{c.kind})\n    {first_line}")
+    if query_id is not None:
+        typer.echo(f"query-id: {query_id}  ·  rate with: cce feedback {query_id} --helpful|--not-helpful")
+
+
+def _log_search_event(data, store_path: Path, results, query: str, top_k: int, graph: bool,
+                      latency_ms: float) -> str | None:
+    """Append the search event beside the store; its id, or None when the write failed."""
+    from .metrics import MetricsWriter, metrics_beside
+    from .savings import build_search_record
+
+    record = build_search_record(results, data.file_tokens, query, top_k, graph, data.embedder or "hash",
+                                 latency_ms, source="cli")
+    return MetricsWriter(metrics_beside(store_path)).log_search(record)
 
 
 @app.command()
@@ -341,6 +396,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if not args:
         args = ["--help"]
+    # One query is one matrix-vector product: OpenBLAS's thread pool only costs
+    # start-up time here (about 50 ms). A value the user set is left alone.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     command = typer.main.get_command(app)
     try:
         command.main(args=args, prog_name="cce", standalone_mode=False)

@@ -98,6 +98,11 @@ class Embedder(Protocol):
         """The vector of one query string (1-D float64)."""
         ...
 
+    # Optional: an embedder that works on the family's tokens may also define
+    # ``embed_tokenized(vocab, flat_ids, lengths) -> ndarray`` (rows for texts
+    # given as ids into ``vocab``); the indexer then reuses the tokenization it
+    # already did for BM25. It must return exactly what ``embed_batch`` would.
+
 
 RegisterPack = Callable[[LanguagePack], None]
 RegisterEmbedder = Callable[[str, Callable[[], Embedder]], None]

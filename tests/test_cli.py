@@ -62,10 +62,11 @@ def test_base_queries_match_the_reference_exactly(reference, base_index):
     corpus, _ = base_index
     golden = json.loads((reference / "derived" / "base-queries.json").read_text(encoding="utf-8"))
     for q in golden["queries"]:
-        proc = run_cce("search", q["query"], "--dir", corpus, "--top-k", "5", "--no-graph", "--json")
+        proc = run_cce("search", q["query"], "--dir", corpus, "--top-k", "5", "--no-graph", "--json",
+                       "--no-metrics")
         assert proc.returncode == 0, proc.stderr
         body = json.loads(proc.stdout)
-        assert body["query_id"] is None
+        assert body["query_id"] is None  # present but null without a metrics event
         got = [(r["rank"], r["chunk_id"], r["file_path"], r["score"]) for r in body["results"]]
         want = [(r["rank"], r["chunk_id"], r["file_path"], r["score"]) for r in q["results"]]
         assert got == want, q["query"]
@@ -74,7 +75,7 @@ def test_base_queries_match_the_reference_exactly(reference, base_index):
 
 def test_search_human_form(base_index):
     corpus, _ = base_index
-    proc = run_cce("search", "hash password", "--dir", corpus, "--top-k", "2", "--no-graph")
+    proc = run_cce("search", "hash password", "--dir", corpus, "--top-k", "2", "--no-graph", "--no-metrics")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
         " 1. [0.878300] auth.py:3-4 (function/function_definition)",
@@ -180,7 +181,7 @@ def test_empty_directory_indexes_to_an_empty_store(tmp_path):
     proc = run_cce("index", empty)
     assert proc.returncode == 0, proc.stderr
     assert "  total chunks      : 0" in proc.stdout
-    search = run_cce("search", "anything", "--dir", empty)
+    search = run_cce("search", "anything", "--dir", empty, "--no-metrics")
     assert search.returncode == 0 and search.stdout.strip() == "(no results)"
 
 
