@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -28,14 +29,12 @@ class TokenIds:
 
 
 def token_ids(token_lists: list[list[bytes]]) -> TokenIds:
-    ids: dict[bytes, int] = {}
-    lookup = ids.setdefault
-    flat: list[int] = []
-    lengths = np.zeros(len(token_lists), dtype=np.int64)
-    for doc, tokens in enumerate(token_lists):
-        lengths[doc] = len(tokens)
-        flat.extend([lookup(t, len(ids)) for t in tokens])
-    return TokenIds(list(ids), np.asarray(flat, dtype=np.int64), lengths)
+    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+    everything = list(chain.from_iterable(token_lists))
+    vocab = list(dict.fromkeys(everything))  # first-seen order, at C speed
+    ids = {t: i for i, t in enumerate(vocab)}
+    flat = np.fromiter(map(ids.__getitem__, everything), dtype=np.int64, count=len(everything))
+    return TokenIds(vocab, flat, lengths)
 
 
 def build_bm25(token_lists: list[list[bytes]] | TokenIds) -> Bm25Arrays:

@@ -20,13 +20,16 @@ def build_edges(file_imports: dict[str, list[str]], files: list[str], suffixes: 
     by_stem: dict[str, str] = {}
     for f in files:
         by_stem.setdefault(_stem(f), f)
+    by_suffix: dict[str, str | None] = {}  # many files import the same module: resolve it once
     edges: set[tuple[str, str]] = set()
     for src in sorted(file_imports):
         for module in file_imports[src]:
             target = by_stem.get(module)
             if target is None and suffix_list:
-                ends = tuple(module + s for s in suffix_list)
-                target = next((f for f in files if f.endswith(ends)), None)
+                if module not in by_suffix:
+                    ends = tuple(module + s for s in suffix_list)
+                    by_suffix[module] = next((f for f in files if f.endswith(ends)), None)
+                target = by_suffix[module]
             if target is not None and target != src:
                 edges.add((src, target))
     return sorted(edges)
