@@ -1,0 +1,50 @@
+"""``cce usage``: a one-shot summary of the metrics log (see :mod:`cce_core.usage`).
+
+This is the only place the usage summary reads the wall clock; everything
+below it takes ``now`` as an argument.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def register(app: Any) -> None:
+    @app.command()
+    def usage(
+        directory: Annotated[
+            Path | None, typer.Argument(metavar="[DIR]", help="Project directory (same as --dir).")
+        ] = None,
+        dir_: Annotated[Path | None, typer.Option("--dir", help="Project directory (default: .).")] = None,
+        store: Annotated[Path | None, typer.Option(help="Read the metrics log next to this store file.")] = None,
+        metrics: Annotated[Path | None, typer.Option(help="Read this metrics.jsonl (overrides --store/--dir).")] = None,
+        since: Annotated[
+            str | None,
+            typer.Option(help="Window start: 90m, 24h, 7d, 4w, or an ISO UTC instant/date. Default: all time."),
+        ] = None,
+        source: Annotated[
+            str, typer.Option(help="Show only mcp (agent), cli (human) or all searches; the JSON keeps both.")
+        ] = "all",
+        as_json: Annotated[bool, typer.Option("--json", help="Print cce.usage/v1 JSON.")] = False,
+    ) -> None:
+        """Summarise the metrics log: agent vs human searches, tokens saved, quality, recent queries."""
+        import time
+
+        from ..metrics import read_log, resolve_metrics_path
+        from ..usage import parse_since, parse_source, render
+
+        now_secs = int(time.time())
+        source_filter = parse_source(source)
+        cut = parse_since(since, now_secs) if since is not None else None
+        log = read_log(resolve_metrics_path(metrics, store, dir_ if dir_ is not None else directory))
+        text = render(log.events, now_secs, cut, source_filter, as_json=as_json)
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:
+            sys.stdout.write(text)
+        else:
+            out.write(text.encode("utf-8", "replace"))
+        sys.stdout.flush()
