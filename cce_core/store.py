@@ -19,7 +19,7 @@ import mmap
 import os
 import struct
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -71,7 +71,6 @@ class StoreData:
     bm25: Bm25Arrays
     path: Path | None = None
     size_bytes: int = 0
-    _extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def embedder(self) -> str:
