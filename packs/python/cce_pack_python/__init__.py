@@ -11,6 +11,7 @@ from importlib.resources import files
 
 from tree_sitter import Language, Node, Query, QueryCursor
 
+from cce_core.compress import render_definition
 from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
 
 _LANGUAGE: Language | None = None
@@ -84,3 +85,15 @@ PACK = LanguagePack(
 @hookimpl
 def cce_register_packs(register):
     register(PACK)
+
+
+# A docstring is a string wrapped in an expression statement; look through it.
+_DOC_WRAPPERS = ("expression_statement",)
+
+
+@hookimpl
+def cce_render_compact(language, chunk, node, level):
+    """The structural signature/compact view of a python definition; other languages are not ours."""
+    if language != PACK.name or node is None:
+        return None
+    return render_definition(chunk, node, level, doc_wrappers=_DOC_WRAPPERS)

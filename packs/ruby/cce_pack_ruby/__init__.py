@@ -18,6 +18,7 @@ from importlib.resources import files
 
 from tree_sitter import Language, Node, Query, QueryCursor
 
+from cce_core.compress import render_definition
 from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
 
 _LANGUAGE: Language | None = None
@@ -136,3 +137,15 @@ PACK = LanguagePack(
 @hookimpl
 def cce_register_packs(register):
     register(PACK)
+
+
+# The grammar has no statement wrapper; a leading comment is a body child itself.
+_DOC_WRAPPERS = ()
+
+
+@hookimpl
+def cce_render_compact(language, chunk, node, level):
+    """The structural signature/compact view of a ruby definition; other languages are not ours."""
+    if language != PACK.name or node is None:
+        return None
+    return render_definition(chunk, node, level, doc_wrappers=_DOC_WRAPPERS)

@@ -17,6 +17,7 @@ from importlib.resources import files
 
 from tree_sitter import Language, Node, Query, QueryCursor
 
+from cce_core.compress import render_definition
 from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
 
 _LANGUAGE: Language | None = None
@@ -105,3 +106,16 @@ PACK = LanguagePack(
 @hookimpl
 def cce_register_packs(register):
     register(PACK)
+
+
+# The family's renderer looks through an expression statement for a leading doc
+# in every grammar that has one; kept for byte-identity with the other engines.
+_DOC_WRAPPERS = ("expression_statement",)
+
+
+@hookimpl
+def cce_render_compact(language, chunk, node, level):
+    """The structural signature/compact view of a typescript definition; other languages are not ours."""
+    if language != PACK.name or node is None:
+        return None
+    return render_definition(chunk, node, level, doc_wrappers=_DOC_WRAPPERS)
