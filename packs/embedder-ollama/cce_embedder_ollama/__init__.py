@@ -26,16 +26,11 @@ rectangular ``(n, dim)`` float64 array.
 
 from __future__ import annotations
 
-import http.client
-import ipaddress
 import json
 import math
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -60,6 +55,8 @@ def _is_loopback(host: str | None) -> bool:
         return False
     if host == "localhost" or host.endswith(".localhost"):
         return True
+    import ipaddress
+
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -111,6 +108,11 @@ class OllamaEmbedder:
         # the refusal messages quote it.
         self.last_error: str | None = None
         self._dim: int | None = None
+        # HTTP modules load on first use: every cce command loads this plugin,
+        # but only Ollama users need them.
+        import urllib.request
+        from urllib.parse import urlsplit
+
         # A local server is reached directly even when an HTTP proxy is set.
         handlers = [urllib.request.ProxyHandler({})] if _is_loopback(urlsplit(self.base_url).hostname) else []
         self._opener = urllib.request.build_opener(*handlers)
@@ -168,6 +170,11 @@ class OllamaEmbedder:
         return EmbedderError(f"Ollama embedding request to {self.endpoint} (model {self.model}) failed: {reason}")
 
     def _post(self, inputs: list[str]) -> Any:
+        import http.client
+        import urllib.error
+        import urllib.request
+        from urllib.parse import urlsplit
+
         parts = urlsplit(self.base_url)
         try:
             port_ok = parts.port is None or parts.port > 0
