@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 _DOT_BLOCK = 4096
+# Queries with at most this many non-zero coordinates are scored exactly in one pass.
+SPARSE_QUERY_DIMS = 48
 
 
 def score_keys(values: np.ndarray) -> np.ndarray:
@@ -62,8 +64,22 @@ class ExactCosines:
     def __init__(self, matrix: np.ndarray, vector: np.ndarray) -> None:
         self.matrix = matrix
         self.vector = vector
-        self.values = matrix @ vector if matrix.shape[0] else np.zeros(0, dtype=np.float64)
-        self.exact = np.zeros(matrix.shape[0], dtype=bool)
+        n = matrix.shape[0]
+        dim = min(matrix.shape[1], vector.shape[0]) if n else 0
+        nonzero = np.flatnonzero(vector[:dim])
+        if n and nonzero.size <= SPARSE_QUERY_DIMS:
+            # A zero coordinate adds an exact zero to the running sum, so the
+            # left-to-right sum over the non-zero coordinates alone is the exact
+            # cosine: a hash-embedded query touches only a handful of columns.
+            values = np.zeros(n, dtype=np.float64)
+            for j in nonzero:
+                values += matrix[:, j] * vector[j]
+            self.values = values
+            self.exact = np.ones(n, dtype=bool)
+            return
+        # einsum, not `@`: BLAS would start a thread pool for one product.
+        self.values = np.einsum("ij,j->i", matrix[:, :dim], vector[:dim]) if n else np.zeros(0, dtype=np.float64)
+        self.exact = np.zeros(n, dtype=bool)
 
     def ensure(self, indices: np.ndarray) -> None:
         todo = indices[~self.exact[indices]]

@@ -101,3 +101,17 @@ def test_exact_cosines_rank_like_a_full_exact_sort():
         got = cos.top(limit, ties)
         assert got.tolist() == expected.tolist(), trial
         assert all(cos.at(int(i)) == full[i] for i in got)
+
+
+def test_sparse_queries_are_exact_for_every_chunk():
+    from cce_core.scoring import ExactCosines
+
+    rng = np.random.default_rng(11)
+    matrix = rng.normal(size=(300, 256))
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    query = np.zeros(256)
+    query[rng.choice(256, size=5, replace=False)] = rng.normal(size=5)
+    query /= np.linalg.norm(query)
+    cos = ExactCosines(matrix, query)
+    assert cos.exact.all()
+    assert np.array_equal(cos.values, sequential_dot(matrix, query))
