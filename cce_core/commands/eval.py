@@ -1,0 +1,48 @@
+"""``cce eval RUNS``: grade recorded A/B agent runs and report the paired cost delta (see :mod:`cce_core.eval`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+
+
+def register(app: Any) -> None:
+    app.command(name="eval")(eval_runs)
+
+
+def _read(kind: str, path: str) -> str:
+    from pathlib import Path
+
+    from ..errors import CceError
+
+    try:
+        return Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CceError(f"could not read {kind} {path}: stream did not contain valid UTF-8") from exc
+    except OSError as exc:
+        reason = f"{exc.strerror} (os error {exc.errno})" if exc.strerror and exc.errno else str(exc)
+        raise CceError(f"could not read {kind} {path}: {reason}") from exc
+
+
+def eval_runs(
+    runs: Annotated[str, typer.Argument(metavar="RUNS", help="Recorded run outputs (JSONL).")],
+    questions: Annotated[
+        str, typer.Option(help="The question set with ground truth (JSONL).")
+    ] = "eval/questions.jsonl",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
+) -> None:
+    """Grade recorded off/on agent runs (correctness-gated, cost-primary, paired); no model is called."""
+    from ..eval import evaluate_texts, render_json, render_text
+
+    question_text = _read("questions", questions)
+    run_text = _read("runs", runs)
+    report = evaluate_texts(question_text, run_text)
+    text = render_json(report) if as_json else render_text(report)
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write(text.encode("utf-8", "replace"))
+    sys.stdout.flush()
