@@ -74,6 +74,11 @@ def _searcher(store_path: Path):
 
     host = _host()
     data = load_store(store_path)
+    return Searcher(data, _embedder_for(host, data))
+
+
+def _embedder_for(host, data):
+    """The embedder that built ``data``, checked to be reachable and set to the same model."""
     embedder_name = data.embedder or "hash"
     embedder = host.embedder(embedder_name)
     healthy = getattr(embedder, "healthy", None)
@@ -86,12 +91,13 @@ def _searcher(store_path: Path):
     if built_with != configured:
         raise CceError(f'this index was built with the {embedder_name} model "{built_with}" but the embedder is now '
                        f'set to "{configured}" — re-index, or configure the model the index was built with')
-    return Searcher(data, embedder)
+    return embedder
 
 
 @app.command()
 def index(
-    directory: Annotated[Path, typer.Argument(help="Repository to index.")],
+    directory: Annotated[Path | None, typer.Argument(help="Repository to index (the workspace root with "
+                                                     "--workspace, default: .).")] = None,
     store: Annotated[Path | None, typer.Option(help="Store file (default: DIR/.cce/index.cce).")] = None,
     embedder: Annotated[str, typer.Option(help="Embedder: hash (default) or any installed one, e.g. ollama.")] = "hash",
     allow_secrets: Annotated[
@@ -100,18 +106,22 @@ def index(
     no_metrics: Annotated[
         bool, typer.Option("--no-metrics", help="Do not append an index event to the metrics log.")
     ] = False,
+    workspace: Annotated[
+        bool, typer.Option("--workspace", help="Index every member of the workspace at DIRECTORY into its own store.")
+    ] = False,
 ) -> None:
     """Walk DIRECTORY, chunk every file, embed the chunks and save the index."""
     from .indexer import index_directory
     from .store import default_store_path
 
+    if workspace:
+        _index_workspace(directory if directory is not None else Path("."), embedder, allow_secrets, no_metrics)
+        return
+    if directory is None:
+        raise CceError("index requires a directory (or pass --workspace)")
     _require_dir(directory)
     host = _host()
-    emb = host.embedder(embedder)
-    healthy = getattr(emb, "healthy", None)
-    if healthy is not None and not healthy():
-        message = getattr(sys.modules.get(type(emb).__module__), "index_unreachable_message", None)
-        raise CceError(message(emb) if message else f'the "{embedder}" embedder is unavailable')
+    emb = _index_embedder(host, embedder)
     if allow_secrets:
         typer.echo(
             "warning: --allow-secrets set — secret protection is DISABLED; sensitive files will be indexed "
@@ -132,6 +142,52 @@ def index(
     typer.echo(f"  embedder          : {emb.name}")
     typer.echo(f"  store             : {store_path}")
     typer.echo(f"  elapsed           : {stats.seconds:.3f}s")
+
+
+def _index_embedder(host, name: str):
+    emb = host.embedder(name)
+    healthy = getattr(emb, "healthy", None)
+    if healthy is not None and not healthy():
+        message = getattr(sys.modules.get(type(emb).__module__), "index_unreachable_message", None)
+        raise CceError(message(emb) if message else f'the "{name}" embedder is unavailable')
+    return emb
+
+
+def _index_workspace(root: Path, embedder: str, allow_secrets: bool, no_metrics: bool) -> None:
+    """Index each member exactly as ``cce index MEMBER`` would, then write the member graph."""
+    from .indexer import index_directory
+    from .store import default_store_path
+    from .workspace import build_graph, graph_path, load_manifest, save_graph
+
+    if not root.is_dir():
+        raise CceError(f"not a directory: {root}")
+    manifest = load_manifest(root)
+    for m in manifest.members:
+        if not (root / m.path).is_dir():
+            raise CceError(f"member '{m.name}' has no directory at {root / m.path} — fix .cce/workspace.yml "
+                           "or run `cce workspace init --force`")
+    host = _host()
+    emb = _index_embedder(host, embedder)
+    if allow_secrets:
+        typer.echo("warning: --allow-secrets set — secret protection is DISABLED for every member", err=True)
+    total_files = total_chunks = 0
+    typer.echo(f"Indexing workspace: {manifest.name}")
+    for m in manifest.members:
+        member_dir = root / m.path
+        store_path = default_store_path(member_dir)
+        with _progress(f"indexing {m.name}") as progress:
+            data, stats = index_directory(member_dir, store_path, host, emb, protect_secrets=not allow_secrets,
+                                          progress=progress)
+        if not no_metrics:
+            _log_index_event(root, store_path, data.embedder or emb.name, stats)
+        total_files += stats.files_indexed
+        total_chunks += stats.total_chunks
+        shown = os.path.join(str(root), m.path, *store_path.relative_to(member_dir).parts)
+        typer.echo(f"  {m.name:<16} files {stats.files_indexed:>4} · chunks {stats.total_chunks:>4} · {shown}")
+    graph = build_graph(root, manifest)
+    save_graph(graph, root)
+    typer.echo(f"workspace totals: files {total_files} · chunks {total_chunks}")
+    typer.echo(f"cross-member edges ({len(graph.edges)}) → {graph_path(root)}")
 
 
 def _git_head(directory: Path) -> str | None:
@@ -192,6 +248,8 @@ class _progress:
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What to look for, in words or identifiers.")],
+    directory: Annotated[Path | None, typer.Argument(help="Indexed directory, or the workspace root with "
+                                                     "--workspace (same as --dir).")] = None,
     dir_: Annotated[Path | None, typer.Option("--dir", help="Indexed directory (default: .).")] = None,
     store: Annotated[Path | None, typer.Option(help="Store file (overrides --dir).")] = None,
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many results.")] = 10,
@@ -200,6 +258,13 @@ def search(
     no_metrics: Annotated[
         bool, typer.Option("--no-metrics", help="Do not append a search event to the metrics log.")
     ] = False,
+    workspace: Annotated[
+        bool, typer.Option("--workspace", help="Search every member of the workspace at DIRECTORY as one index.")
+    ] = False,
+    package: Annotated[
+        str | None, typer.Option("--package", help="With --workspace: only these members (comma-separated names "
+                                                   "or package: values).")
+    ] = None,
 ) -> None:
     """Rank the indexed chunks for QUERY."""
     import time
@@ -208,7 +273,13 @@ def search(
 
     if not tokenize(query):
         raise CceError("the query has no searchable words — give letters, digits or identifiers to look for")
-    store_path = _store_for_read(store, dir_)
+    if package is not None and not workspace:
+        raise CceError("--package scopes a workspace search — add --workspace")
+    if workspace:
+        root = directory if directory is not None else dir_ if dir_ is not None else Path(".")
+        _search_workspace(query, root, package, top_k, not no_graph, as_json)
+        return
+    store_path = _store_for_read(store, dir_ or directory)
     searcher = _searcher(store_path)
     started = time.perf_counter()
     results = searcher.search(query, top_k=top_k, graph=not no_graph)
@@ -231,6 +302,39 @@ def search(
         typer.echo(f"query-id: {query_id}  ·  rate with: cce feedback {query_id} --helpful|--not-helpful")
 
 
+def _search_workspace(query: str, root: Path, package: str | None, top_k: int, graph: bool, as_json: bool) -> None:
+    """One ranking over the union of the members; like the reference, it records no metrics."""
+    from .federation import (
+        FederatedSearcher,
+        check_same_embedder,
+        combined_store,
+        federated_search,
+        load_member_stores,
+        parse_scope,
+    )
+    from .workspace import load_graph_or_empty, load_manifest
+
+    manifest = load_manifest(root)
+    scope = parse_scope(package)
+    members = load_member_stores(root, manifest, scope)
+    check_same_embedder(members)
+    ws_graph = load_graph_or_empty(root, manifest)
+    union = combined_store(members)
+    host = _host()
+    embedder = _embedder_for(host, members[0].data) if members else host.embedder("hash")
+    results = federated_search(FederatedSearcher(union, embedder, ws_graph), members, query, top_k, graph)
+    if as_json:
+        from .metrics import new_event_id
+
+        body = {"query_id": new_event_id(), "results": [r.as_json() for r in results]}
+        sys.stdout.write(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+        return
+    if not results:
+        typer.echo("(no results)")
+    for r in results:
+        typer.echo(r.human_line())
+
+
 def _log_search_event(data, store_path: Path, results, query: str, top_k: int, graph: bool,
                       latency_ms: float) -> str | None:
     """Append the search event beside the store; its id, or None when the write failed."""
@@ -247,11 +351,18 @@ def stats(
     directory: Annotated[Path | None, typer.Argument(help="Indexed directory (same as --dir).")] = None,
     dir_: Annotated[Path | None, typer.Option("--dir", help="Indexed directory (default: .).")] = None,
     store: Annotated[Path | None, typer.Option(help="Store file (overrides --dir).")] = None,
+    workspace: Annotated[
+        bool, typer.Option("--workspace", help="Per-member statistics of the workspace at DIRECTORY.")
+    ] = False,
 ) -> None:
     """Summarise an index: chunks, files, tokens, and counts by language and kind."""
     from collections import Counter
 
     from .store import load_store
+
+    if workspace:
+        _stats_workspace(directory if directory is not None else dir_ if dir_ is not None else Path("."))
+        return
 
     store_path = _store_for_read(store, dir_ or directory)
     data = load_store(store_path)
@@ -271,6 +382,29 @@ def stats(
     typer.echo("  by kind:")
     for kind in sorted(by_kind):
         typer.echo(f"    {kind:<20}: {by_kind[kind]}")
+
+
+def _stats_workspace(root: Path) -> None:
+    from .federation import load_member_stores, workspace_stats
+    from .workspace import edge_line, load_graph_or_empty, load_manifest
+
+    manifest = load_manifest(root)
+    members = load_member_stores(root, manifest, None)
+    graph = load_graph_or_empty(root, manifest)
+    typer.echo(f"workspace: {manifest.name}")
+    total_files = total_chunks = 0
+    for s in workspace_stats(members):
+        total_files += s.files
+        total_chunks += s.chunks
+        typer.echo(f"  {s.name} (package {s.package})")
+        typer.echo(f"    files : {s.files}")
+        typer.echo(f"    chunks: {s.chunks}")
+        for kind, n in s.by_kind.items():
+            typer.echo(f"      {kind:<18}: {n}")
+    typer.echo(f"totals: files {total_files} · chunks {total_chunks}")
+    typer.echo(f"edges ({len(graph.edges)}):")
+    for e in graph.edges:
+        typer.echo(edge_line(e))
 
 
 @app.command()
