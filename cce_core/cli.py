@@ -69,11 +69,14 @@ def _store_for_read(store: Path | None, dir_: Path | None) -> Path:
 
 
 def _searcher(store_path: Path):
+    from .plugins import host_for_embedder
     from .retrieval import Searcher
     from .store import load_store
 
-    host = _host()
     data = load_store(store_path)
+    # A search needs the embedder that built the store, not the language packs.
+    host = host_for_embedder(data.embedder or "hash")
+    host.require_healthy()
     return Searcher(data, _embedder_for(host, data))
 
 
