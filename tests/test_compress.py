@@ -354,3 +354,16 @@ def test_threads_render_the_same_bytes(reference: Path, host: PluginHost):
     with ThreadPoolExecutor(max_workers=4) as pool:
         for _ in range(5):
             assert list(pool.map(lambda job: compress(host, job[0], job[1], "compact"), jobs)) == serial
+
+
+def test_an_override_registered_before_the_pack_still_wins():
+    """Registration order must not decide: the pack's own renderer is asked last."""
+    from cce_core.plugins import PluginHost
+
+    class Override:
+        @hookimpl
+        def cce_render_compact(self, language, chunk, node, level):
+            return "OVERRIDE" if language == "python" else None
+
+    host = PluginHost([(Override(), "override-dist"), (cce_pack_python, "cce-pack-python")], entry_points=False)
+    assert compress(host, "a.py", "def f():\n    return 1\n", "compact") == "OVERRIDE"

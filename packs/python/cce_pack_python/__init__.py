@@ -91,7 +91,8 @@ def cce_register_packs(register):
 _DOC_WRAPPERS = ("expression_statement",)
 
 
-@hookimpl
+# trylast: a plugin that overrides this renderer is asked first, whatever its name.
+@hookimpl(trylast=True)
 def cce_render_compact(language, chunk, node, level):
     """The structural signature/compact view of a python definition; other languages are not ours."""
     if language != PACK.name or node is None:
