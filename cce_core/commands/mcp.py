@@ -1,0 +1,26 @@
+"""``cce mcp [--dir D] [--store P]``: serve the project's index to an AI agent over MCP (stdio)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def register(app: Any) -> None:
+    app.command(name="mcp")(mcp)
+
+
+def mcp(
+    dir_: Annotated[Path | None, typer.Option("--dir", help="Project directory to serve (default: .).")] = None,
+    store: Annotated[Path | None, typer.Option(help="Store file (default: DIR/.cce/index.cce).")] = None,
+) -> None:
+    """Run the MCP server on stdin/stdout: context_search and eight more tools for an agent."""
+    from ..errors import CceError
+    from ..mcp_server import McpSession, serve_stdio
+
+    root = dir_ if dir_ is not None else Path(".")
+    if not root.is_dir():
+        raise CceError(f"no such directory: {root}")
+    serve_stdio(McpSession(root, store))
