@@ -8,6 +8,11 @@ fresh load would compute differently. The session also owns what lives only
 as long as the process: the output-compression level, the ledger behind
 ``summarize_context``, the served-token count and the footer's counters.
 
+In workspace mode (``cce mcp --workspace``) the served index is the union of
+the members' stores, assembled once per ``package`` scope by
+:mod:`cce_core.federation` and reassembled when any in-scope member store
+changes on disk; every search event goes to the workspace root's log.
+
 The transport is the official MCP Python SDK's low-level server over stdio;
 it is imported only when the server starts, so other commands never pay for it.
 """
@@ -24,9 +29,11 @@ from .errors import CceError
 if TYPE_CHECKING:
     from .chunker import Chunk
     from .config import CceConfig
+    from .federation import MemberStore
     from .plugins import PluginHost
     from .retrieval import Searcher
     from .store import StoreData
+    from .workspace import Manifest
 
 Fingerprint = tuple[int, int, int]
 
@@ -82,17 +89,45 @@ class LoadedIndex:
         return out
 
 
+class WorkspaceBundle:
+    """The in-scope member stores of a workspace and their union, built on first use."""
+
+    def __init__(self, members: list[MemberStore]) -> None:
+        self.members = members
+        self._union: LoadedIndex | None = None
+
+    @property
+    def union(self) -> LoadedIndex:
+        """The members as one namespaced index (``<member>/<path>``), as the CLI's workspace search ranks it."""
+        if self._union is None:
+            from .federation import combined_store
+
+            self._union = LoadedIndex(combined_store(self.members))
+        return self._union
+
+    @property
+    def total_chunks(self) -> int:
+        return sum(len(ms.data.chunks) for ms in self.members)
+
+
+# Per member in scope: (name, package, store path, store fingerprint).
+WorkspaceKey = tuple[tuple[str, str, str, Fingerprint | None], ...]
+
+
 class McpSession:
     """The state of one served session; tools read and update it."""
 
-    def __init__(self, root: Path, store: Path | None = None, host: PluginHost | None = None) -> None:
-        from .metrics import metrics_beside
+    def __init__(self, root: Path, store: Path | None = None, host: PluginHost | None = None,
+                 workspace: bool = False) -> None:
+        from .metrics import METRICS_FILE, metrics_beside
         from .session import SessionLedger
-        from .store import default_store_path
+        from .store import STORE_DIR, default_store_path
 
         self.root = Path(root)
+        self.workspace = workspace
         self.store_path = Path(store) if store is not None else default_store_path(self.root)
-        self.metrics_path = metrics_beside(self.store_path)
+        # A workspace's agent searches land in the root log, where the roll-up dashboard reads them.
+        self.metrics_path = (self.root / STORE_DIR / METRICS_FILE) if workspace else metrics_beside(self.store_path)
         config = self.config()
         self.output_level: str = config.output_level
         self.footer_mode: str = config.mcp_result_footer
@@ -102,6 +137,7 @@ class McpSession:
         self.tokens_saved = 0
         self._host = host
         self._cache: tuple[Fingerprint, LoadedIndex] | None = None
+        self._workspace_cache: dict[tuple[str, ...] | None, tuple[WorkspaceKey, WorkspaceBundle]] = {}
 
     # -- configuration and plugins --------------------------------------
 
@@ -149,8 +185,56 @@ class McpSession:
         self._cache = (fp, loaded)
         return loaded
 
-    def query_searcher(self, loaded: LoadedIndex) -> tuple[Searcher | None, str | None]:
-        """The searcher for the store's embedder, or (None, notice) when only keywords can be served."""
+    # -- the workspace ----------------------------------------------------
+
+    def manifest(self) -> Manifest:
+        """The workspace manifest, read afresh (cheap; a ``cce workspace init --force`` is picked up)."""
+        from .workspace import load_manifest
+
+        return load_manifest(self.root)
+
+    def workspace_bundle(self, manifest: Manifest, scope: list[str] | None) -> WorkspaceBundle:
+        """The members selected by ``scope`` (None = all), reused while none of their stores changed.
+
+        An unknown member or package and an unindexed member raise the
+        federation's own :class:`CceError`; failures are never cached.
+        """
+        from .federation import load_member_stores, select_members
+        from .store import default_store_path
+
+        cache_key = tuple(scope) if scope is not None else None
+        key_parts = []
+        for m in select_members(manifest, scope):
+            store_path = default_store_path(self.root / m.path)
+            key_parts.append((m.name, m.package, str(store_path), _fingerprint(store_path)))
+        key: WorkspaceKey = tuple(key_parts)
+        cached = self._workspace_cache.get(cache_key)
+        if cached is not None and cached[0] == key and all(part[3] is not None for part in key):
+            return cached[1]
+        self._workspace_cache.pop(cache_key, None)
+        bundle = WorkspaceBundle(load_member_stores(self.root, manifest, scope))
+        if all(part[3] is not None for part in key):
+            self._workspace_cache[cache_key] = (key, bundle)
+        return bundle
+
+    def member_roots(self) -> list[Path]:
+        """The member directories of the workspace (none outside workspace mode or without a manifest)."""
+        if not self.workspace:
+            return []
+        try:
+            manifest = self.manifest()
+        except CceError:
+            return []
+        return [self.root / m.path for m in manifest.members]
+
+    # -- searching ---------------------------------------------------------
+
+    def query_searcher(self, loaded: LoadedIndex, make: Any = None) -> tuple[Searcher | None, str | None]:
+        """The searcher for the store's embedder, or (None, notice) when only keywords can be served.
+
+        ``make(data, embedder)`` builds the searcher on first use (default: the
+        standard :class:`~cce_core.retrieval.Searcher`).
+        """
         from .mcp_tools import FALLBACK_NOTICE
         from .retrieval import Searcher
 
@@ -173,7 +257,7 @@ class McpSession:
             raise CceError(f'this index was built with the {name} model "{built_with}" but the embedder is now '
                            f'set to "{configured}" — re-index, or configure the model the index was built with')
         if loaded.searcher is None:
-            loaded.searcher = Searcher(loaded.data, embedder)
+            loaded.searcher = (make or Searcher)(loaded.data, embedder)
         return loaded.searcher, None
 
     # -- per-session counters --------------------------------------------

@@ -12,6 +12,7 @@ carry guidance; ``is_error`` is reserved for a malformed call.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -103,6 +104,14 @@ RECORD_FEEDBACK_DESC = (
 
 MISSING_INDEX = (
     "This project is not indexed yet — run `cce index` (or `cce init`). No results are available until then."
+)
+MISSING_WORKSPACE_INDEX = (
+    "This workspace is not indexed yet — run `cce index --workspace` (or `cce init`). "
+    "No results are available until then."
+)
+NOT_A_WORKSPACE = (
+    "not a workspace — no `.cce/workspace.yml`. Run `cce workspace init` then `cce index --workspace` "
+    "(or `cce init`)."
 )
 COMPACT_HINT = (
     "Bodies shown compact. expand_chunk(chunk_id, scope=body|file|neighbors) for more; "
@@ -355,6 +364,8 @@ def context_search(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
     graph = not (bool_arg(args, "no_graph") or False)
     max_tokens = u64_arg(args, "max_tokens")
     detail = session.detail(str_arg(args, "detail"))
+    if session.workspace:
+        return _context_search_workspace(session, query, top_k, graph, max_tokens, detail, str_arg(args, "package"))
 
     loaded = session.load_index()
     if loaded is None:
@@ -385,6 +396,11 @@ def context_search(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
     rows = [GrammarRow.from_result(r) for r in results]
     total = len(data.chunks)
     text = format_rows(rows, bodies, query_id, max_tokens, total, full)
+    return _finish_search(session, text, record, total, notice), False
+
+
+def _finish_search(session: McpSession, text: str, record: Any, total: int, notice: str | None) -> str:
+    """Append the opt-in usage footer and put the degradation notice first."""
     mode = session.footer_mode
     if mode != "off":
         if not text.endswith("\n"):
@@ -394,7 +410,68 @@ def context_search(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
                             record.tokens_saved, record.savings_ratio, usage) + "\n"
     if notice is not None:
         text = f"{notice}\n\n{text}"
-    return text, False
+    return text
+
+
+class _KeywordOnly:
+    """The degraded BM25-only ranking behind the searcher interface ``federated_search`` calls."""
+
+    def __init__(self, loaded: LoadedIndex) -> None:
+        self.loaded = loaded
+
+    def search(self, query: str, top_k: int, graph: bool = True) -> list[Any]:
+        return keyword_only_search(self.loaded, query, top_k)
+
+
+def _context_search_workspace(session: McpSession, query: str, top_k: int, graph: bool, max_tokens: int | None,
+                              detail: str, package: str | None) -> ToolResult:
+    """One ranking over the in-scope members, rows labelled by package, the event in the root log."""
+    from .errors import CceError
+    from .federation import FederatedSearcher, check_same_embedder, federated_search, parse_scope
+    from .workspace import load_graph_or_empty
+
+    try:
+        manifest = session.manifest()
+    except CceError:
+        return MISSING_WORKSPACE_INDEX, False
+    try:
+        scope = parse_scope(package)
+        bundle = session.workspace_bundle(manifest, scope)
+        check_same_embedder(bundle.members)
+        loaded = bundle.union
+    except CceError as exc:  # empty or unknown scope, an unindexed member: guidance, not a failure
+        return str(exc), False
+    ws_graph = load_graph_or_empty(session.root, manifest)
+    searcher, notice = session.query_searcher(
+        loaded, lambda data, embedder: FederatedSearcher(data, embedder, ws_graph))
+    started = time.perf_counter()
+    if searcher is not None:
+        searcher.graph = ws_graph  # the member graph is re-read per call, like the manifest
+        results = federated_search(searcher, bundle.members, query, top_k, graph)
+    else:
+        results = federated_search(_KeywordOnly(loaded), bundle.members, query, top_k, graph)
+    latency_ms = (time.perf_counter() - started) * 1000.0
+
+    from .compress import FULL
+    from .grammar import GrammarRow
+    from .metrics import MetricsWriter
+    from .savings import build_search_record
+
+    full = detail == FULL
+    bodies = [session.compress(r.chunk.file_path, r.chunk.content, detail) for r in results]
+    data = loaded.data
+    # The federated results carry member-namespaced chunks, so the event and the ledger name `member/path`.
+    record = build_search_record(results, data.file_tokens, query, top_k, graph, data.embedder or "hash",
+                                 latency_ms, source="mcp", served_bodies=None if full else bodies)
+    query_id = MetricsWriter(session.metrics_path).log_search(record)
+    session.note_search_usage(record.tokens_saved)
+    session.ledger.note_search(query, [r.chunk.chunk_id for r in results],
+                               [r.chunk.file_path for r in results])
+
+    rows = [dataclasses.replace(GrammarRow.from_result(r, r.package), file_path=r.file_path) for r in results]
+    total = bundle.total_chunks
+    text = format_rows(rows, bodies, query_id, max_tokens, total, full)
+    return _finish_search(session, text, record, total, notice), False
 
 
 def keyword_only_search(loaded: LoadedIndex, query: str, top_k: int) -> list[Any]:
@@ -418,9 +495,18 @@ def keyword_only_search(loaded: LoadedIndex, query: str, top_k: int) -> list[Any
             for rank, idx in enumerate(order[:top_k], start=1)]
 
 
+FRESHNESS_LINES = [
+    # Indexes are only ever built locally by this engine so far (no sync pull yet).
+    "  source  : local (built by cce index)",
+    "  remote  : (no sync remote configured — pure local)",
+]
+
+
 def index_status(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
     from collections import Counter
 
+    if session.workspace:
+        return _index_status_workspace(session)
     store = session.store_path
     loaded = session.load_index()
     if loaded is None:
@@ -439,10 +525,32 @@ def index_status(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
         *(f"    {lang:<12}: {by_language[lang]}" for lang in sorted(by_language)),
         "  by kind:",
         *(f"    {kind:<22}: {by_kind[kind]}" for kind in sorted(by_kind)),
-        # Indexes are only ever built locally by this engine so far (no sync pull yet).
-        "  source  : local (built by cce index)",
-        "  remote  : (no sync remote configured — pure local)",
+        *FRESHNESS_LINES,
     ]
+    return "\n".join(lines) + "\n", False
+
+
+def _index_status_workspace(session: McpSession) -> ToolResult:
+    from .errors import CceError
+    from .federation import workspace_stats
+    from .workspace import load_graph_or_empty
+
+    try:
+        manifest = session.manifest()
+    except CceError:
+        return NOT_A_WORKSPACE, False
+    try:
+        bundle = session.workspace_bundle(manifest, None)
+    except CceError as exc:
+        return str(exc), False
+    stats = workspace_stats(bundle.members)
+    edges = load_graph_or_empty(session.root, manifest).edges
+    lines = [f"Workspace status: {manifest.name}"]
+    lines += [f"  {s.name} (package {s.package}) — files {s.files}, chunks {s.chunks}" for s in stats]
+    lines.append(f"  totals  : files {sum(s.files for s in stats)}, chunks {sum(s.chunks for s in stats)}")
+    lines.append(f"  edges ({len(edges)}):")
+    lines += [f"    {e.source} -> {e.target} (via {e.via})" for e in edges]
+    lines += FRESHNESS_LINES
     return "\n".join(lines) + "\n", False
 
 
@@ -470,6 +578,22 @@ def _chunk_id_or_error(args: Mapping[str, Any], tool: str) -> tuple[str, ToolRes
     return chunk_id, None
 
 
+def _working_index(session: McpSession) -> tuple[LoadedIndex | None, str]:
+    """The index chunk ids resolve in: the store, or in a workspace the union of every member."""
+    if not session.workspace:
+        return session.load_index(), MISSING_INDEX
+    from .errors import CceError
+
+    try:
+        manifest = session.manifest()
+    except CceError:
+        return None, MISSING_WORKSPACE_INDEX
+    try:
+        return session.workspace_bundle(manifest, None).union, ""
+    except CceError as exc:
+        return None, str(exc)
+
+
 def expand_chunk(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
     chunk_id, error = _chunk_id_or_error(args, "expand_chunk")
     if error is not None:
@@ -481,9 +605,9 @@ def expand_chunk(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
 
         return f'expand_chunk: unknown scope {debug_quote(scope)}; use "body", "file", or "neighbors".', True
     session.ledger.note_expand(chunk_id, scope)
-    loaded = session.load_index()
+    loaded, missing = _working_index(session)
     if loaded is None:
-        return MISSING_INDEX, False
+        return missing, False
     target = loaded.chunk(chunk_id)
     if target is None:
         return stale_chunk_message(chunk_id), False
@@ -506,9 +630,9 @@ def related_context(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
         return error
     top_k = top_k_arg(args)
     session.ledger.note_related(chunk_id)
-    loaded = session.load_index()
+    loaded, missing = _working_index(session)
     if loaded is None:
-        return MISSING_INDEX, False
+        return missing, False
     target = loaded.chunk(chunk_id)
     if target is None:
         return stale_chunk_message(chunk_id), False
@@ -540,7 +664,7 @@ def record_decision(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
 def session_recall(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
     from .memory import session_recall as recall
 
-    return recall(session.root, dict(args), session.config())
+    return recall(session.root, dict(args), session.config(), member_roots=session.member_roots())
 
 
 def summarize_context(session: McpSession, args: Mapping[str, Any]) -> ToolResult:

@@ -1,4 +1,4 @@
-"""``cce mcp [--dir D] [--store P]``: serve the project's index to an AI agent over MCP (stdio)."""
+"""``cce mcp [--dir D] [--store P] [--workspace]``: serve the project's index to an AI agent over MCP (stdio)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,10 @@ def register(app: Any) -> None:
 def mcp(
     dir_: Annotated[Path | None, typer.Option("--dir", help="Project directory to serve (default: .).")] = None,
     store: Annotated[Path | None, typer.Option(help="Store file (default: DIR/.cce/index.cce).")] = None,
+    workspace: Annotated[
+        bool, typer.Option("--workspace", help="Serve every member of the workspace at DIR as one index "
+                                               "(--store is ignored).")
+    ] = False,
 ) -> None:
     """Run the MCP server on stdin/stdout: context_search and eight more tools for an agent."""
     from ..errors import CceError
@@ -23,4 +27,4 @@ def mcp(
     root = dir_ if dir_ is not None else Path(".")
     if not root.is_dir():
         raise CceError(f"no such directory: {root}")
-    serve_stdio(McpSession(root, store))
+    serve_stdio(McpSession(root, None if workspace else store, workspace=workspace))
