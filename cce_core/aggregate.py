@@ -2,7 +2,9 @@
 
 ``aggregate(events, now_secs, price)`` returns plain dicts and lists ready for
 ``json.dumps(..., sort_keys=True)``. The caller supplies ``now``; the HTTP layer
-adds ``generated_ts`` itself.
+adds ``generated_ts`` itself. A workspace passes ``packages`` too — each
+member's package name with that member's own events — and gets one more key,
+``by_package``; without it the result is exactly the single-repo aggregate.
 
 Conventions every engine shares, so the numbers match to the last digit:
 means are plain left-to-right sums divided by the count, rounded half away
@@ -160,8 +162,35 @@ def _recent(searches: list[tuple[int, Event]], feedback: list[tuple[int, Event]]
     return out
 
 
-def aggregate(events: Sequence[Event], now_secs: int, price: float = DEFAULT_PRICE_PER_MTOK) -> dict[str, Any]:
-    """The full aggregate of ``events`` (in log order) as seen at ``now_secs``."""
+def package_row(package: str, events: Sequence[Event], now_secs: int,
+                price: float = DEFAULT_PRICE_PER_MTOK) -> dict[str, Any]:
+    """One ``by_package`` row: a member's own totals, from that member's log alone."""
+    totals = aggregate(events, now_secs, price)["totals"]
+    return {
+        "package": package,
+        "searches": totals["searches"],
+        "tokens_saved": totals["tokens_saved"],
+        "mean_savings_ratio": round6(totals["mean_savings_ratio"]),
+        "mean_top_score": round6(totals["mean_top_score"]),
+    }
+
+
+def by_package(packages: Sequence[tuple[str, Sequence[Event]]], now_secs: int,
+               price: float = DEFAULT_PRICE_PER_MTOK) -> list[dict[str, Any]]:
+    """Rows for every ``(package, events)`` pair, ordered by package name (stable for equal names)."""
+    rows = [package_row(name, evs, now_secs, price) for name, evs in packages]
+    rows.sort(key=lambda r: r["package"])
+    return rows
+
+
+def aggregate(events: Sequence[Event], now_secs: int, price: float = DEFAULT_PRICE_PER_MTOK, *,
+              packages: Sequence[tuple[str, Sequence[Event]]] | None = None) -> dict[str, Any]:
+    """The full aggregate of ``events`` (in log order) as seen at ``now_secs``.
+
+    ``packages`` (workspace mode only) adds ``by_package``; the roll-up itself
+    is still computed from ``events`` alone, so the caller decides which logs
+    count in the totals and which per package.
+    """
     searches: list[tuple[int, Event]] = []
     feedback: list[tuple[int, Event]] = []
     indexes: list[tuple[int, Event]] = []
@@ -200,7 +229,7 @@ def aggregate(events: Sequence[Event], now_secs: int, price: float = DEFAULT_PRI
 
     latest = max(indexes, key=lambda item: (item[1].ts_secs, item[0]))[1] if indexes else None
 
-    return {
+    body: dict[str, Any] = {
         "schema": METRICS_SCHEMA,
         "totals": totals,
         "north_star": {
@@ -227,3 +256,6 @@ def aggregate(events: Sequence[Event], now_secs: int, price: float = DEFAULT_PRI
         "series": {"daily": _daily(all_searches, all_feedback)},
         "recent_searches": _recent(searches, feedback),
     }
+    if packages is not None:
+        body["by_package"] = by_package(packages, now_secs, price)
+    return body

@@ -18,6 +18,11 @@ nothing — the server never writes a file. Requests whose ``Host`` header names
 anything but the loopback address are refused (403), so a web page that
 rebinds its DNS name to 127.0.0.1 cannot read the metrics. The log is read
 fresh for each request; a corrupt line is skipped and counted, never fatal.
+
+``cce dashboard --workspace`` serves the same routes from
+:class:`WorkspaceDashboardApp`: ``/api/metrics`` is the roll-up over every
+member's log plus the workspace-root log, with a ``by_package`` list (see
+:mod:`cce_core.workspace_metrics`), and ``/api/health`` adds ``members``.
 """
 
 from __future__ import annotations
@@ -96,6 +101,28 @@ class DashboardApp:
         if path == "/api/health":
             return 200, JSON_TYPE, _json(self.health())
         return 404, JSON_TYPE, _json({"error": "not found"})
+
+
+class WorkspaceDashboardApp(DashboardApp):
+    """The routes of the workspace dashboard: all member logs and the root log, read fresh per request."""
+
+    def __init__(self, logs: Any, price: float = DEFAULT_PRICE, *,
+                 clock: Callable[[], float] = time.time, page: bytes | None = None) -> None:
+        super().__init__(logs.root_log, price, clock=clock, page=page)
+        self.logs = logs
+
+    def metrics(self) -> dict:
+        from .workspace_metrics import workspace_aggregate
+
+        now = int(self._clock())
+        body = dict(workspace_aggregate(self.logs.read(), now, self.price))
+        body["generated_ts"] = self._format_iso(now)
+        return body
+
+    def health(self) -> dict:
+        snapshot = self.logs.read()
+        # The family's workspace health answer carries no `skipped` count.
+        return {"events": snapshot.events, "members": len(self.logs.members), "status": "ok"}
 
 
 def _json(obj: Any, *, pretty: bool = False) -> bytes:

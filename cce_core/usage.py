@@ -16,6 +16,11 @@ and re-shapes that result into one of two fixed outputs:
 * a ``cce.usage/v1`` JSON object whose top-level keys keep a fixed order and
   whose ``by_source`` block is the aggregate's, keys sorted.
 
+``--workspace`` reads a whole workspace instead (every member's log plus the
+workspace-root log, see :mod:`cce_core.workspace_metrics`): the human block
+gains ``  by package`` rows between the split and the recent queries, and the
+JSON a ``by_package`` list (members only, keys sorted) before ``recent``.
+
 Nothing here reads the clock: every function takes ``now_secs`` from the
 caller, so the same log and the same ``now`` always give the same bytes.
 
@@ -242,8 +247,32 @@ def _shows(source_filter: str, source: str) -> bool:
     return True
 
 
-def render_human(agg: dict[str, Any], since: SinceCut | None, source_filter: str = "all") -> str:
-    """The human block for an aggregate (as returned by ``aggregate()``), ending in a newline."""
+def _package_lines(agg: dict[str, Any]) -> list[str]:
+    """The ``  by package`` rows (no latency column); nothing when the aggregate has no packages."""
+    rows = _at(agg, "by_package")
+    if not isinstance(rows, list) or not rows:
+        return []
+    names = [_text(_at(r, "package")) for r in rows]
+    counts = [_count(_at(r, "searches")) for r in rows]
+    saved = [thousands(_count(_at(r, "tokens_saved"))) for r in rows]
+    # The name column is as wide as the longest name in UTF-8 bytes, padded in characters (the reference's way).
+    pw = max(len(n.encode("utf-8", "surrogatepass")) for n in names)
+    cw = max(len(str(c)) for c in counts)
+    tw = max(len(t) for t in saved)
+    out = ["  by package"]
+    for r, name, count, tok in zip(rows, names, counts, saved, strict=True):
+        out.append(f"    {name:<{pw}} : {count:>{cw}} searches · saved ~{tok:>{tw}} tok "
+                   f"({_percent(_number(_at(r, 'mean_savings_ratio')))}%) · "
+                   f"quality {_fixed(_number(_at(r, 'mean_top_score')), 2)}")
+    return out
+
+
+def render_human(agg: dict[str, Any], since: SinceCut | None, source_filter: str = "all",
+                 workspace: bool = False) -> str:
+    """The human block for an aggregate (as returned by ``aggregate()``), ending in a newline.
+
+    ``workspace`` adds the by-package rows (whatever ``--source`` says: packages have no split).
+    """
     lines = [f"CCE usage — {window_label(since)}"]
     if _count(_at(agg, "totals", "searches")) == 0:
         lines.append("  no searches in this window")
@@ -261,6 +290,8 @@ def render_human(agg: dict[str, Any], since: SinceCut | None, source_filter: str
     for label, searches, saved, pct, quality, latency in splits:
         lines.append(f"  {label} : {searches:>{sw}} searches · saved ~{saved:>{tw}} tok ({pct}%) · "
                      f"quality {_fixed(quality, 2)} · {_fixed(latency, 0)} ms avg")
+    if workspace:
+        lines.extend(_package_lines(agg))
 
     recent = _at(agg, "recent_searches")
     rows = [r for r in (recent if isinstance(recent, list) else [])
@@ -293,11 +324,11 @@ def _sorted_keys(value: Any) -> Any:
 
 
 def usage_json(agg: dict[str, Any], now_secs: int, since: SinceCut | None,
-               source_filter: str = "all") -> dict[str, Any]:
-    """The ``cce.usage/v1`` object, keys in their published order."""
+               source_filter: str = "all", workspace: bool = False) -> dict[str, Any]:
+    """The ``cce.usage/v1`` object, keys in their published order (``by_package`` only for a workspace)."""
     recent = _at(agg, "recent_searches")
     until = format_iso(now_secs)
-    return {
+    body = {
         "schema": SCHEMA,
         "generated_ts": until,
         "window": {"since": since.cutoff_iso if since is not None else None, "until": until},
@@ -309,6 +340,7 @@ def usage_json(agg: dict[str, Any], now_secs: int, since: SinceCut | None,
             "mean_top_score": _number(_at(agg, "totals", "mean_top_score")),
         },
         "by_source": _sorted_keys(_at(agg, "by_source")),
+        "by_package": _sorted_keys(_at(agg, "by_package")),
         "recent": [
             {
                 "ts": _text(_at(r, "ts")),
@@ -320,10 +352,14 @@ def usage_json(agg: dict[str, Any], now_secs: int, since: SinceCut | None,
             for r in (recent if isinstance(recent, list) else [])
         ],
     }
+    if not workspace:
+        del body["by_package"]
+    return body
 
 
-def render_json(agg: dict[str, Any], now_secs: int, since: SinceCut | None, source_filter: str = "all") -> str:
-    return dumps_pretty(usage_json(agg, now_secs, since, source_filter)) + "\n"
+def render_json(agg: dict[str, Any], now_secs: int, since: SinceCut | None, source_filter: str = "all",
+                workspace: bool = False) -> str:
+    return dumps_pretty(usage_json(agg, now_secs, since, source_filter, workspace)) + "\n"
 
 
 def dumps_pretty(value: Any, indent: str = "") -> str:
@@ -400,6 +436,18 @@ def render(events: Sequence[Event], now_secs: int, since: SinceCut | None, sourc
     if as_json:
         return render_json(agg, now_secs, since, source_filter)
     return render_human(agg, since, source_filter)
+
+
+def render_workspace(logs: Any, now_secs: int, since: SinceCut | None, source_filter: str = "all",
+                     as_json: bool = False, price: float = DEFAULT_PRICE) -> str:
+    """``cce usage --workspace``: the same projection over a workspace's logs (a ``WorkspaceLogs``)."""
+    from .workspace_metrics import workspace_aggregate
+
+    keep = (lambda evs: filter_since(evs, since.cutoff_secs)) if since is not None else None
+    agg = workspace_aggregate(logs.read(), now_secs, price, keep)
+    if as_json:
+        return render_json(agg, now_secs, since, source_filter, workspace=True)
+    return render_human(agg, since, source_filter, workspace=True)
 
 
 def project(events: Sequence[Event], now_secs: int, *, since: str | None = None, source: str = "all",
