@@ -113,6 +113,9 @@ class WorkspaceBundle:
 # Per member in scope: (name, package, store path, store fingerprint).
 WorkspaceKey = tuple[tuple[str, str, str, Fingerprint | None], ...]
 
+# Compact views kept per session (keyed by path, detail and the stored text itself).
+_VIEW_CACHE_LIMIT = 20_000
+
 
 class McpSession:
     """The state of one served session; tools read and update it."""
@@ -136,6 +139,7 @@ class McpSession:
         self.searches = 0
         self.tokens_saved = 0
         self._host = host
+        self._views: dict[tuple[str, str, str], str] = {}
         self._cache: tuple[Fingerprint, LoadedIndex] | None = None
         self._workspace_cache: dict[tuple[str, ...] | None, tuple[WorkspaceKey, WorkspaceBundle]] = {}
 
@@ -161,9 +165,18 @@ class McpSession:
         return parse_detail(requested, self.config().retrieval_detail)
 
     def compress(self, file_path: str, content: str, detail: str) -> str:
-        from .compress import compress
+        """A chunk's view at ``detail``, memoised: it depends only on the stored text."""
+        from .compress import FULL, compress
 
-        return compress(self.host(), file_path, content, detail)
+        if detail == FULL:
+            return content
+        key = (file_path, detail, content)
+        view = self._views.get(key)
+        if view is None:
+            if len(self._views) >= _VIEW_CACHE_LIMIT:
+                self._views.clear()  # bounded; a long session over a huge index just recomputes
+            view = self._views[key] = compress(self.host(), file_path, content, detail)
+        return view
 
     # -- the index -------------------------------------------------------
 
