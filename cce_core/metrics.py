@@ -346,7 +346,7 @@ def read_log(path: Path) -> MetricsLog:
 # --------------------------------------------------------------------------- writing
 
 
-def _format_float(x: float) -> str:
+def json_float(x: float) -> str:
     """Shortest round-trip text of ``x`` laid out the way the reference's JSON writer lays it out.
 
     Both pick the same shortest digits; they differ only in when they switch to
@@ -397,7 +397,7 @@ def dumps_compact(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return _format_float(value)
+        return json_float(value)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CceError
-from .metrics import Event, format_iso, parse_iso
+from .metrics import Event, format_iso, json_float, parse_iso
 from .textrules import round_half_away
 
 SCHEMA = "cce.usage/v1"
@@ -388,39 +388,6 @@ def dumps_pretty(value: Any, indent: str = "") -> str:
             return "[]"
         return "[\n" + ",\n".join(inner + dumps_pretty(v, inner) for v in value) + "\n" + indent + "]"
     raise TypeError(f"cannot serialize {type(value).__name__}")
-
-
-def json_float(x: float) -> str:
-    """Shortest round-trip digits, with the reference's layout.
-
-    Plain decimals while the decimal point falls within 16 digits left of or 5
-    zeros right of the digits (``12.0``, ``0.00001``); exponent form otherwise,
-    with no ``+`` and no zero padding (``1e-6``, ``1.5e16``). ``NaN`` and
-    infinities are ``null``.
-    """
-    if not math.isfinite(x):
-        return "null"
-    sign = "-" if math.copysign(1.0, x) < 0 else ""
-    if x == 0.0:
-        return sign + "0.0"
-    mantissa, _, exp_text = repr(abs(x)).partition("e")
-    whole, _, frac = mantissa.partition(".")
-    digits = (whole + frac).lstrip("0")
-    # value = 0.<digits> × 10**point
-    point = len(whole) + (int(exp_text) if exp_text else 0) - (len(whole + frac) - len(digits))
-    digits = digits.rstrip("0")
-    n = len(digits)
-    if n <= point <= 16:
-        body = digits + "0" * (point - n) + ".0"
-    elif 0 < point <= 16:
-        body = f"{digits[:point]}.{digits[point:]}"
-    elif -5 < point <= 0:
-        body = "0." + "0" * -point + digits
-    elif n == 1:
-        body = f"{digits}e{point - 1}"
-    else:
-        body = f"{digits[0]}.{digits[1:]}e{point - 1}"
-    return sign + body
 
 
 # --------------------------------------------------------------------------- the whole projection

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from typing import Any
 
 
@@ -18,3 +19,13 @@ def register_all(app: Any) -> None:
         register = getattr(module, "register", None)
         if register is not None:
             register(app)
+
+
+def write_utf8(text: str) -> None:
+    """Print ``text`` as UTF-8 whatever the locale (reports contain `—` and `·`)."""
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write(text.encode("utf-8", "replace"))
+    sys.stdout.flush()

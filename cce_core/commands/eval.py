@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
+
+from . import write_utf8
 
 
 def register(app: Any) -> None:
@@ -40,9 +41,4 @@ def eval_runs(
     run_text = _read("runs", runs)
     report = evaluate_texts(question_text, run_text)
     text = render_json(report) if as_json else render_text(report)
-    out = getattr(sys.stdout, "buffer", None)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write(text.encode("utf-8", "replace"))
-    sys.stdout.flush()
+    write_utf8(text)

@@ -7,10 +7,11 @@ embedded offline price table (:mod:`cce_core.pricing`).
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
+
+from . import write_utf8
 
 _ROW = "  {:<26}{:>14}{:>18}"
 
@@ -109,9 +110,4 @@ def savings(
     dollars = table.dollars_saved(ledger["total"]["saved_tokens"])
     render = render_json if as_json else render_text
     text = render(ledger, source, table.id, dollars)
-    out = getattr(sys.stdout, "buffer", None)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write(text.encode("utf-8", "replace"))
-    sys.stdout.flush()
+    write_utf8(text)

@@ -9,11 +9,12 @@ below it takes ``now`` as an argument.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from . import write_utf8
 
 
 def register(app: Any) -> None:
@@ -56,9 +57,4 @@ def register(app: Any) -> None:
         else:
             log = read_log(resolve_metrics_path(metrics, store, dir_ if dir_ is not None else directory))
             text = render(log.events, now_secs, cut, source_filter, as_json=as_json)
-        out = getattr(sys.stdout, "buffer", None)
-        if out is None:
-            sys.stdout.write(text)
-        else:
-            out.write(text.encode("utf-8", "replace"))
-        sys.stdout.flush()
+        write_utf8(text)
