@@ -21,7 +21,7 @@ from typing import Any
 
 from .config import CceConfig
 from .redactor import redact
-from .textrules import estimate_tokens, format6, tokenize, tokenize_bytes
+from .textrules import collapse_ascii_whitespace, estimate_tokens, format6, tokenize, tokenize_bytes
 
 MEMORY_DIR = ".cce"
 MEMORY_FILE = "memory.jsonl"
@@ -33,7 +33,6 @@ _KIND = "decision"
 _LANGUAGE = "memory"
 
 # The reference's is_ascii_whitespace: TAB, LF, FF, CR and SPACE (no vertical tab).
-_ASCII_WS = frozenset("\t\n\x0c\r ")
 # Unicode White_Space, what the tools trim their string arguments with.
 _WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                 "\u200a\u2028\u2029\u202f\u205f\u3000")
@@ -86,17 +85,7 @@ def memory_path(root: Path) -> Path:
 
 def normalize(text: str) -> str:
     """Trim ASCII whitespace and collapse every inner run of it to one space; other characters stay."""
-    out: list[str] = []
-    pending = False
-    for ch in text:
-        if ch in _ASCII_WS:
-            pending = bool(out)
-        else:
-            if pending:
-                out.append(" ")
-                pending = False
-            out.append(ch)
-    return "".join(out)
+    return collapse_ascii_whitespace(text)
 
 
 def memory_id(text: str) -> str:

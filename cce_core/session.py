@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .textrules import estimate_tokens
+from .textrules import collapse_ascii_whitespace, estimate_tokens
 from .usage import debug_quote
 
 MAX_ITEMS = 20
@@ -24,7 +24,6 @@ DIGEST_HEADER = "CCE session digest"
 EMPTY_BODY = "(nothing recorded this session yet)"
 SCOPES = ("all", "files", "queries", "decisions")
 
-_ASCII_WS = frozenset("\t\n\x0c\r ")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                 "\u200a\u2028\u2029\u202f\u205f\u3000")
@@ -37,19 +36,10 @@ def elision(n: int) -> str:
 
 def short_label(text: str) -> str:
     """One-line label of an (already redacted) decision: whitespace collapsed, cut to 60 characters plus ``…``."""
-    out: list[str] = []
-    pending = False
-    for ch in text:
-        if ch in _ASCII_WS:
-            pending = bool(out)
-        else:
-            if pending:
-                out.append(" ")
-                pending = False
-            out.append(ch)
-    if len(out) <= LABEL_MAX_CHARS:
-        return "".join(out)
-    return "".join(out[:LABEL_MAX_CHARS]) + "…"
+    label = collapse_ascii_whitespace(text)
+    if len(label) <= LABEL_MAX_CHARS:
+        return label
+    return label[:LABEL_MAX_CHARS] + "…"
 
 
 def parse_scope(value: str) -> str | None:

@@ -102,3 +102,21 @@ def split_lines(text: str) -> list[str]:
     if parts[-1] == "":
         parts.pop()
     return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
+_ASCII_WHITESPACE = frozenset("\t\n\x0c\r ")  # Rust's is_ascii_whitespace: no \x0b
+
+
+def collapse_ascii_whitespace(text: str) -> str:
+    """Trim ASCII whitespace and collapse every inner run of it to one space; other characters stay."""
+    out: list[str] = []
+    pending = False
+    for ch in text:
+        if ch in _ASCII_WHITESPACE:
+            pending = bool(out)
+        else:
+            if pending:
+                out.append(" ")
+                pending = False
+            out.append(ch)
+    return "".join(out)
