@@ -378,23 +378,29 @@ def context_search(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
         results = keyword_only_search(loaded, query, top_k)
     latency_ms = (time.perf_counter() - started) * 1000.0
 
-    from .compress import FULL
     from .grammar import GrammarRow
+
+    rows = [GrammarRow.from_result(r) for r in results]
+    return _serve_results(session, loaded.data, results, rows, len(loaded.data.chunks), query=query, top_k=top_k,
+                          graph=graph, detail=detail, latency_ms=latency_ms, max_tokens=max_tokens, notice=notice)
+
+
+def _serve_results(session: Any, data: Any, results: list[Any], rows: list[Any], total: int, *, query: str,
+                   top_k: int, graph: bool, detail: str, latency_ms: float, max_tokens: int | None,
+                   notice: str | None) -> tuple[str, bool]:
+    """Render a search's rows, log its event (source mcp) and note it in the session ledger."""
+    from .compress import FULL
     from .metrics import MetricsWriter
     from .savings import build_search_record
 
     full = detail == FULL
     bodies = [session.compress(r.chunk.file_path, r.chunk.content, detail) for r in results]
-    data = loaded.data
     record = build_search_record(results, data.file_tokens, query, top_k, graph, data.embedder or "hash",
                                  latency_ms, source="mcp", served_bodies=None if full else bodies)
     query_id = MetricsWriter(session.metrics_path).log_search(record)
     session.note_search_usage(record.tokens_saved)
     session.ledger.note_search(query, [r.chunk.chunk_id for r in results],
                                [r.chunk.file_path for r in results])
-
-    rows = [GrammarRow.from_result(r) for r in results]
-    total = len(data.chunks)
     text = format_rows(rows, bodies, query_id, max_tokens, total, full)
     return _finish_search(session, text, record, total, notice), False
 
@@ -452,26 +458,13 @@ def _context_search_workspace(session: McpSession, query: str, top_k: int, graph
         results = federated_search(_KeywordOnly(loaded), bundle.members, query, top_k, graph)
     latency_ms = (time.perf_counter() - started) * 1000.0
 
-    from .compress import FULL
     from .grammar import GrammarRow
-    from .metrics import MetricsWriter
-    from .savings import build_search_record
 
-    full = detail == FULL
-    bodies = [session.compress(r.chunk.file_path, r.chunk.content, detail) for r in results]
-    data = loaded.data
-    # The federated results carry member-namespaced chunks, so the event and the ledger name `member/path`.
-    record = build_search_record(results, data.file_tokens, query, top_k, graph, data.embedder or "hash",
-                                 latency_ms, source="mcp", served_bodies=None if full else bodies)
-    query_id = MetricsWriter(session.metrics_path).log_search(record)
-    session.note_search_usage(record.tokens_saved)
-    session.ledger.note_search(query, [r.chunk.chunk_id for r in results],
-                               [r.chunk.file_path for r in results])
-
+    # The federated results carry member-namespaced chunks, so the event and the ledger name `member/path`;
+    # the rows show the package and the path inside it.
     rows = [dataclasses.replace(GrammarRow.from_result(r, r.package), file_path=r.file_path) for r in results]
-    total = bundle.total_chunks
-    text = format_rows(rows, bodies, query_id, max_tokens, total, full)
-    return _finish_search(session, text, record, total, notice), False
+    return _serve_results(session, loaded.data, results, rows, bundle.total_chunks, query=query, top_k=top_k,
+                          graph=graph, detail=detail, latency_ms=latency_ms, max_tokens=max_tokens, notice=notice)
 
 
 def keyword_only_search(loaded: LoadedIndex, query: str, top_k: int) -> list[Any]:
