@@ -94,13 +94,21 @@ def build_index(
     digests = [hashlib.sha256(wf.raw).hexdigest() for wf in walked.files]
     to_chunk = [i for i, wf in enumerate(walked.files)
                 if (prior := reusable.get(wf.path)) is None or prior[0].sha256 != digests[i]]
-    fresh = dict(zip(to_chunk, _chunk_files(host, [(walked.files[i].path, walked.files[i].text) for i in to_chunk],
-                                            protect_secrets, progress), strict=True))
+    # Tokenize each chunked file as its result arrives: with worker processes
+    # chunking, this process would otherwise sit idle until they finish.
+    fresh_tokens: dict[int, list[list[bytes]]] = {}
+
+    def tokenize_result(k: int, result: ChunkedFile) -> None:
+        fresh_tokens[to_chunk[k]] = [tokenize_bytes(c.content.encode("utf-8")) for c in result[0]]
+
+    items = [(walked.files[i].path, walked.files[i].text) for i in to_chunk]
+    fresh = dict(zip(to_chunk, _chunk_files(host, items, protect_secrets, progress, tokenize_result), strict=True))
 
     chunks: list[Chunk] = []
     files: list[FileEntry] = []
     reused_rows: list[tuple[int, np.ndarray]] = []  # (first new row, block of old vectors)
     new_rows: list[int] = []
+    token_lists: list[list[bytes]] = []
     reused_files = 0
     for n, wf in enumerate(walked.files):
         digest = digests[n]
@@ -109,17 +117,19 @@ def build_index(
             entry, old = reusable[wf.path]
             block = old.chunks[entry.first_chunk : entry.first_chunk + entry.chunk_count]
             chunks.extend(block)
+            token_lists.extend(tokenize_bytes(c.content.encode("utf-8")) for c in block)
             reused_rows.append((first, old.embeddings[entry.first_chunk : entry.first_chunk + entry.chunk_count]))
             files.append(FileEntry(wf.path, digest, entry.tokens, first, len(block), list(entry.imports)))
             reused_files += 1
         else:
             file_chunks, imports, tokens = fresh[n]
             chunks.extend(file_chunks)
+            token_lists.extend(fresh_tokens[n])
             new_rows.extend(range(first, len(chunks)))
             files.append(FileEntry(wf.path, digest, tokens, first, len(file_chunks), imports))
 
     # One tokenization serves BM25 and, when the embedder can use it, the vectors.
-    tids = token_ids([tokenize_bytes(c.content.encode("utf-8")) for c in chunks])
+    tids = token_ids(token_lists)
     try:
         new_vectors = _embed(embedder, [chunks[i].content for i in new_rows], new_rows, tids)
     except EmbedderError as exc:
@@ -183,7 +193,8 @@ def _worker_count(items: list[tuple[str, str]]) -> int:
 
 
 def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets: bool,
-                 progress: Callable[[int, int], None] | None) -> list[ChunkedFile]:
+                 progress: Callable[[int, int], None] | None,
+                 on_result: Callable[[int, ChunkedFile], None] | None = None) -> list[ChunkedFile]:
     """Redact and chunk ``items`` in order, on several processes when it pays off."""
     import multiprocessing
 
@@ -197,6 +208,8 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             for done, result in enumerate(pool.imap(_worker_chunk, items, chunksize=8), 1):
                 out.append(result)
+                if on_result is not None:
+                    on_result(done - 1, result)
                 if progress is not None:
                     progress(done, total)
         return out
@@ -204,6 +217,8 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets
     serial: list[ChunkedFile] = []
     for done, (path, text) in enumerate(items, 1):
         serial.append(_chunk_text(chunker, path, text, protect_secrets))
+        if on_result is not None:
+            on_result(done - 1, serial[-1])
         if progress is not None:
             progress(done, total)
     return serial
