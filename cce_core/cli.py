@@ -114,7 +114,7 @@ def index(
     ] = False,
 ) -> None:
     """Walk DIRECTORY, chunk every file, embed the chunks and save the index."""
-    from .indexer import index_directory
+    from .index_runs import index_one
     from .store import default_store_path
 
     if workspace:
@@ -132,11 +132,8 @@ def index(
             err=True,
         )
     store_path = store if store is not None else default_store_path(directory)
-    with _progress("indexing") as progress:
-        data, stats = index_directory(directory, store_path, host, emb, protect_secrets=not allow_secrets,
-                                      progress=progress)
-    if not no_metrics:
-        _log_index_event(directory, store_path, data.embedder or emb.name, stats)
+    _data, stats = index_one(directory, store_path, host, emb, protect_secrets=not allow_secrets,
+                             log_metrics=not no_metrics)
     typer.echo(f"Indexed {directory}")
     typer.echo(f"  files indexed     : {stats.files_indexed}")
     typer.echo(f"  files skipped     : {stats.files_skipped}")
@@ -158,94 +155,30 @@ def _index_embedder(host, name: str):
 
 def _index_workspace(root: Path, embedder: str, allow_secrets: bool, no_metrics: bool) -> None:
     """Index each member exactly as ``cce index MEMBER`` would, then write the member graph."""
-    from .indexer import index_directory
-    from .store import default_store_path
-    from .workspace import build_graph, graph_path, load_manifest, save_graph
+    from .index_runs import MemberRun, check_member_dirs, index_workspace
+    from .workspace import graph_path, load_manifest
 
     if not root.is_dir():
         raise CceError(f"not a directory: {root}")
-    manifest = load_manifest(root)
-    for m in manifest.members:
-        if not (root / m.path).is_dir():
-            raise CceError(f"member '{m.name}' has no directory at {root / m.path} — fix .cce/workspace.yml "
-                           "or run `cce workspace init --force`")
+    manifest = load_manifest(root)  # before plugin discovery: a bad manifest fails fast
+    check_member_dirs(root, manifest)
     host = _host()
     emb = _index_embedder(host, embedder)
     if allow_secrets:
         typer.echo("warning: --allow-secrets set — secret protection is DISABLED for every member", err=True)
-    total_files = total_chunks = 0
     typer.echo(f"Indexing workspace: {manifest.name}")
-    for m in manifest.members:
-        member_dir = root / m.path
-        store_path = default_store_path(member_dir)
-        with _progress(f"indexing {m.name}") as progress:
-            data, stats = index_directory(member_dir, store_path, host, emb, protect_secrets=not allow_secrets,
-                                          progress=progress)
-        if not no_metrics:
-            _log_index_event(root, store_path, data.embedder or emb.name, stats)
-        total_files += stats.files_indexed
-        total_chunks += stats.total_chunks
-        shown = os.path.join(str(root), m.path, *store_path.relative_to(member_dir).parts)
-        typer.echo(f"  {m.name:<16} files {stats.files_indexed:>4} · chunks {stats.total_chunks:>4} · {shown}")
-    graph = build_graph(root, manifest)
-    save_graph(graph, root)
+
+    def report(run: MemberRun) -> None:
+        shown = os.path.join(str(root), run.path, *run.store_path.relative_to(root / run.path).parts)
+        counts = f"files {run.stats.files_indexed:>4} · chunks {run.stats.total_chunks:>4}"
+        typer.echo(f"  {run.name:<16} {counts} · {shown}")
+
+    _manifest, graph, runs = index_workspace(root, host, emb, protect_secrets=not allow_secrets,
+                                             log_metrics=not no_metrics, on_member=report)
+    total_files = sum(r.stats.files_indexed for r in runs)
+    total_chunks = sum(r.stats.total_chunks for r in runs)
     typer.echo(f"workspace totals: files {total_files} · chunks {total_chunks}")
     typer.echo(f"cross-member edges ({len(graph.edges)}) → {graph_path(root)}")
-
-
-def _git_head(directory: Path) -> str | None:
-    """The commit checked out in ``directory``, or None outside a git work tree (or without git)."""
-    import subprocess
-
-    try:
-        done = subprocess.run(["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    sha = done.stdout.strip()
-    return sha if done.returncode == 0 and sha else None
-
-
-def _log_index_event(directory: Path, store_path: Path, embedder_name: str, stats) -> None:
-    from .metrics import IndexRecord, MetricsWriter, metrics_beside
-
-    try:
-        index_bytes = store_path.stat().st_size
-    except OSError:
-        index_bytes = 0
-    MetricsWriter(metrics_beside(store_path)).log_index(IndexRecord(
-        files_indexed=stats.files_indexed, chunks=stats.total_chunks, index_bytes=index_bytes,
-        duration_ms=stats.seconds * 1000.0, embedder=embedder_name, full=True, sha=_git_head(directory),
-        source="local", sensitive_skipped=stats.sensitive_skipped,
-    ))
-
-
-class _progress:
-    """A rich progress bar on a terminal; silence when output is piped."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self._bar = None
-        self._task = None
-
-    def __enter__(self):
-        if not sys.stdout.isatty():
-            return None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                             TimeElapsedColumn(), transient=True)
-        self._bar.__enter__()
-        self._task = self._bar.add_task(self.label, total=None)
-
-        def update(done: int, total: int) -> None:
-            self._bar.update(self._task, completed=done, total=total)
-
-        return update
-
-    def __exit__(self, *exc) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(*exc)
 
 
 @app.command()

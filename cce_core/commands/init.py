@@ -30,16 +30,14 @@ def init(
 
 def _build_local_index(root: Path) -> tuple[int, int]:
     """What ``cce index ROOT`` does: hash embedder, secret protection on, one index event in the log."""
-    from ..cli import _host, _log_index_event, _progress
-    from ..indexer import index_directory
+    from ..index_runs import index_one
+    from ..plugins import default_host
     from ..store import default_store_path
 
-    host = _host()
-    embedder = host.embedder("hash")
-    store_path = default_store_path(root)
-    with _progress("indexing") as progress:
-        data, stats = index_directory(root, store_path, host, embedder, protect_secrets=True, progress=progress)
-    _log_index_event(root, store_path, data.embedder or embedder.name, stats)
+    host = default_host()
+    host.require_healthy()
+    _data, stats = index_one(root, default_store_path(root), host, host.embedder("hash"), protect_secrets=True,
+                             log_metrics=True)
     return stats.files_indexed, stats.total_chunks
 
 
@@ -52,27 +50,11 @@ def _workspace_builder():
 
 def _build_workspace_index(root: Path) -> tuple[int, int]:
     """What ``cce index --workspace ROOT`` does: every member into its own store, then the member graph."""
-    from ..cli import _host, _log_index_event, _progress
-    from ..errors import CceError
-    from ..indexer import index_directory
-    from ..store import default_store_path
-    from ..workspace import build_graph, load_manifest, save_graph
+    from ..index_runs import index_workspace
+    from ..plugins import default_host
 
-    manifest = load_manifest(root)
-    for m in manifest.members:
-        if not (root / m.path).is_dir():
-            raise CceError(f"member '{m.name}' has no directory at {root / m.path} — fix .cce/workspace.yml "
-                           "or run `cce workspace init --force`")
-    host = _host()
-    embedder = host.embedder("hash")
-    files = chunks = 0
-    for m in manifest.members:
-        store_path = default_store_path(root / m.path)
-        with _progress(f"indexing {m.name}") as progress:
-            data, stats = index_directory(root / m.path, store_path, host, embedder, protect_secrets=True,
-                                          progress=progress)
-        _log_index_event(root, store_path, data.embedder or embedder.name, stats)
-        files += stats.files_indexed
-        chunks += stats.total_chunks
-    save_graph(build_graph(root, manifest), root)
-    return files, chunks
+    host = default_host()
+    host.require_healthy()
+    _manifest, _graph, runs = index_workspace(root, host, host.embedder("hash"), protect_secrets=True,
+                                              log_metrics=True)
+    return sum(r.stats.files_indexed for r in runs), sum(r.stats.total_chunks for r in runs)
