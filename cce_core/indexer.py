@@ -101,6 +101,15 @@ def build_index(
     def tokenize_result(k: int, result: ChunkedFile) -> None:
         fresh_tokens[to_chunk[k]] = [tokenize_bytes(c.content.encode("utf-8")) for c in result[0]]
 
+    if previous is not None and reusable and not to_chunk and [f.path for f in previous.files] == [
+            wf.path for wf in walked.files]:
+        dim = previous.embeddings.shape[1] if previous.embeddings.ndim == 2 else 0
+        if store_meta(host, embedder, protect_secrets, dim) == previous.meta:
+            # Nothing changed: a rebuild would be byte-identical to the store we have.
+            return previous, IndexStats(len(previous.files), walked.skipped, walked.sensitive_skipped,
+                                        len(previous.chunks), len(previous.files), previous.size_bytes,
+                                        time.perf_counter() - started)
+
     items = [(walked.files[i].path, walked.files[i].text) for i in to_chunk]
     fresh = dict(zip(to_chunk, _chunk_files(host, items, protect_secrets, progress, tokenize_result), strict=True))
 
@@ -259,7 +268,8 @@ def index_directory(
             previous = None  # a corrupt store is simply rebuilt
     data, stats = build_index(root, host, embedder, protect_secrets=protect_secrets, previous=previous,
                               progress=progress)
-    stats.store_bytes = save_store(data, store_path)
+    if data is not previous:  # an unchanged tree keeps its store as it is
+        stats.store_bytes = save_store(data, store_path)
     stats.seconds = time.perf_counter() - started
     data.path = store_path
     data.size_bytes = stats.store_bytes

@@ -238,3 +238,18 @@ def test_parallel_chunking_writes_the_same_store_as_serial(tmp_path):
     proc = run_cce("index", REPO_ROOT / "samples", "--store", parallel, env={"CCE_WORKERS": "2"})
     assert proc.returncode == 0, proc.stderr
     assert parallel.read_bytes() == serial.read_bytes()
+
+
+def test_an_unchanged_tree_keeps_its_store_untouched(tmp_path):
+    corpus = copy_tree(REPO_ROOT / "samples", tmp_path / "s")
+    assert run_cce("index", corpus, "--no-metrics").returncode == 0
+    store_file = corpus / ".cce" / "index.cce"
+    before = store_file.stat()
+    again = run_cce("index", corpus, "--no-metrics")
+    assert again.returncode == 0
+    assert "  total chunks      : 21" in again.stdout
+    after = store_file.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # not rewritten
+    (corpus / "notes.md").write_text("# Notes\nchanged\n", encoding="utf-8")
+    assert run_cce("index", corpus, "--no-metrics").returncode == 0
+    assert store_file.stat().st_ino != before.st_ino  # a change writes a new store
