@@ -28,11 +28,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Parser
 
-from .hookspecs import LanguagePack
+from .hookspecs import LanguagePack, hookimpl
 from .textrules import split_lines
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -250,3 +250,21 @@ def _unwrap(node: Node, wrappers: Sequence[str]) -> Node:
 
 def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
+
+
+def structural_renderer(pack_language: str, doc_wrappers: tuple[str, ...] = ()) -> Any:
+    """A ready ``cce_render_compact`` hook implementation for a pack: the structural rule for its own language.
+
+    A pack assigns it to a module attribute named ``cce_render_compact``. It is
+    marked ``trylast`` so a plugin that overrides the pack's renderer is always
+    asked first, whatever the registration order.
+    """
+
+    @hookimpl(trylast=True)
+    def cce_render_compact(language: str, chunk: Any, node: Any, level: str) -> str | None:
+        if language != pack_language or node is None:
+            return None
+        return render_definition(chunk, node, level, doc_wrappers=doc_wrappers)
+
+    cce_render_compact.__doc__ = f"The structural signature/compact view of a {pack_language} definition."
+    return cce_render_compact

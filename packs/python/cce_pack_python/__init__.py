@@ -11,7 +11,7 @@ from importlib.resources import files
 
 from tree_sitter import Language, Node, Query, QueryCursor
 
-from cce_core.compress import render_definition
+from cce_core.compress import structural_renderer
 from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
 
 _LANGUAGE: Language | None = None
@@ -91,10 +91,5 @@ def cce_register_packs(register):
 _DOC_WRAPPERS = ("expression_statement",)
 
 
-# trylast: a plugin that overrides this renderer is asked first, whatever its name.
-@hookimpl(trylast=True)
-def cce_render_compact(language, chunk, node, level):
-    """The structural signature/compact view of a python definition; other languages are not ours."""
-    if language != PACK.name or node is None:
-        return None
-    return render_definition(chunk, node, level, doc_wrappers=_DOC_WRAPPERS)
+# The structural compact view for this language; a plugin that overrides it is asked first.
+cce_render_compact = structural_renderer(PACK.name, _DOC_WRAPPERS)
