@@ -386,8 +386,8 @@ def json_float(x: float) -> str:
     return sign + body
 
 
-def dumps_compact(value: Any) -> str:
-    """Compact JSON with sorted object keys, non-ASCII kept, floats written like the reference."""
+def dumps_json(value: Any, *, pretty: bool = False, sort_keys: bool = False, indent: str = "") -> str:
+    """JSON as the reference's writer lays it out: non-ASCII kept, its float layout, compact or 2-space pretty."""
     if value is None:
         return "null"
     if value is True:
@@ -400,12 +400,29 @@ def dumps_compact(value: Any) -> str:
         return json_float(value)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
+    inner = indent + "  "
     if isinstance(value, dict):
-        items = sorted(value.items())
-        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{dumps_compact(v)}" for k, v in items) + "}"
+        items = sorted(value.items()) if sort_keys else list(value.items())
+        parts = [(json.dumps(str(k), ensure_ascii=False), dumps_json(v, pretty=pretty, sort_keys=sort_keys,
+                                                                      indent=inner)) for k, v in items]
+        if not pretty:
+            return "{" + ",".join(f"{k}:{v}" for k, v in parts) + "}"
+        if not parts:
+            return "{}"
+        return "{\n" + ",\n".join(f"{inner}{k}: {v}" for k, v in parts) + "\n" + indent + "}"
     if isinstance(value, list | tuple):
-        return "[" + ",".join(dumps_compact(v) for v in value) + "]"
+        rendered = [dumps_json(v, pretty=pretty, sort_keys=sort_keys, indent=inner) for v in value]
+        if not pretty:
+            return "[" + ",".join(rendered) + "]"
+        if not rendered:
+            return "[]"
+        return "[\n" + ",\n".join(inner + r for r in rendered) + "\n" + indent + "]"
     raise TypeError(f"cannot serialize {type(value).__name__}")
+
+
+def dumps_compact(value: Any) -> str:
+    """Compact JSON with sorted object keys: one metrics line."""
+    return dumps_json(value, sort_keys=True)
 
 
 _id_counter = itertools.count()

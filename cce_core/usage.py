@@ -34,7 +34,6 @@ recent rows the human block shows; ``cli`` means every source that is not
 
 from __future__ import annotations
 
-import json
 import math
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -42,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CceError
-from .metrics import Event, format_iso, json_float, parse_iso
+from .metrics import Event, dumps_json, format_iso, parse_iso
 from .textrules import round_half_away
 
 SCHEMA = "cce.usage/v1"
@@ -362,32 +361,9 @@ def render_json(agg: dict[str, Any], now_secs: int, since: SinceCut | None, sour
     return dumps_pretty(usage_json(agg, now_secs, since, source_filter, workspace)) + "\n"
 
 
-def dumps_pretty(value: Any, indent: str = "") -> str:
-    """Two-space pretty JSON in the given key order; non-ASCII kept; floats as the reference writes them."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return json_float(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    inner = indent + "  "
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {dumps_pretty(v, inner)}"
-                 for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
-    if isinstance(value, list | tuple):
-        if not value:
-            return "[]"
-        return "[\n" + ",\n".join(inner + dumps_pretty(v, inner) for v in value) + "\n" + indent + "]"
-    raise TypeError(f"cannot serialize {type(value).__name__}")
+def dumps_pretty(value: Any) -> str:
+    """Two-space pretty JSON in the given key order (struct order), laid out like the reference."""
+    return dumps_json(value, pretty=True)
 
 
 # --------------------------------------------------------------------------- the whole projection

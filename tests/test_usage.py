@@ -18,12 +18,11 @@ from conftest import run_cce
 
 from cce_core.aggregate import aggregate
 from cce_core.errors import CceError
-from cce_core.metrics import parse_iso, parse_log, read_log
+from cce_core.metrics import json_float, parse_iso, parse_log, read_log
 from cce_core.usage import (
     SinceCut,
     debug_quote,
     filter_since,
-    json_float,
     parse_since,
     parse_source,
     project,
