@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .textrules import plain_sum, round2, round6
+from .textrules import fields_once_hook, plain_sum, round2, round6
 
 EVAL_NOTE = "real end-to-end A/B (cost-primary, correctness-gated, paired)"
 PUNT_PHRASES = (
@@ -92,14 +92,7 @@ _KNOWN_FIELDS = frozenset({"id", "question", "must_include", "question_id", "con
                            "subagent_cost_usd", "punted"})
 
 
-def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose declared fields appear once (a repeated unknown key is ignored, as serde does)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out and key in _KNOWN_FIELDS:
-            raise _BadLine(f"duplicate field {key}")
-        out.setdefault(key, value)
-    return out
+_strict_object = fields_once_hook(_KNOWN_FIELDS)
 
 
 def _reject_constant(name: str) -> Any:

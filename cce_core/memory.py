@@ -21,7 +21,14 @@ from typing import Any
 
 from .config import CceConfig
 from .redactor import redact
-from .textrules import collapse_ascii_whitespace, estimate_tokens, format6, tokenize, tokenize_bytes
+from .textrules import (
+    collapse_ascii_whitespace,
+    estimate_tokens,
+    fields_once_hook,
+    format6,
+    tokenize,
+    tokenize_bytes,
+)
 
 MEMORY_DIR = ".cce"
 MEMORY_FILE = "memory.jsonl"
@@ -99,14 +106,8 @@ def memory_id(text: str) -> str:
 _ENTRY_FIELDS = frozenset({"id", "text", "tags", "area", "ts"})
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A stored object; an entry field given twice makes the line malformed."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out and key in _ENTRY_FIELDS:
-            raise ValueError(f"duplicate field {key}")
-        out.setdefault(key, value)
-    return out
+# A stored object; an entry field given twice makes the line malformed.
+_no_duplicate_keys = fields_once_hook(_ENTRY_FIELDS)
 
 
 def _entry_from(obj: Any) -> MemoryEntry | None:

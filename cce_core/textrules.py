@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 TOKEN_ESTIMATOR_ID = "cce.tokens/v1"
 BYTES_PER_TOKEN = 4
@@ -120,3 +121,21 @@ def collapse_ascii_whitespace(text: str) -> str:
                 pending = False
             out.append(ch)
     return "".join(out)
+
+
+def fields_once_hook(fields: frozenset[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """A ``json.loads`` object_pairs_hook that rejects a declared field given twice.
+
+    The reference's typed readers refuse such a line; an undeclared key given
+    twice keeps its first value, as they do.
+    """
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out and key in fields:
+                raise ValueError(f"duplicate field {key}")
+            out.setdefault(key, value)
+        return out
+
+    return hook
