@@ -156,12 +156,12 @@ class FederatedSearcher(Searcher):
         for i, c in enumerate(store.chunks):
             self._by_member.setdefault(_member_of(c.file_path), []).append(i)
 
-    def _expand(self, ranked: list[tuple[int, float]], cosines: ExactCosines) -> list[tuple[int, float]]:
+    def expand(self, ranked: list[tuple[int, float]], cosines: ExactCosines) -> list[tuple[int, float]]:
         if not ranked:
             return ranked
         chunks = self.store.chunks
         sources = list(dict.fromkeys(_member_of(chunks[idx].file_path) for idx, _ in ranked[:3]))
-        out = super()._expand(ranked, cosines)  # each member's own import graph
+        out = super().expand(ranked, cosines)  # each member's own import graph
         represented = {_member_of(chunks[idx].file_path) for idx, _ in out}
         existing = {(chunks[idx].file_path, chunks[idx].start_line, chunks[idx].end_line) for idx, _ in out}
         targets: list[str] = []

@@ -124,7 +124,7 @@ class Searcher:
         cosines = ExactCosines(store.embeddings, qvec)
         ranked = self._rank(query, query_tokens, cosines, top_k)
         if graph:
-            ranked = self._expand(ranked, cosines)
+            ranked = self.expand(ranked, cosines)
         return [SearchResult(i + 1, store.chunks[idx], sc) for i, (idx, sc) in enumerate(ranked)]
 
     def _rank(self, query: str, query_tokens: list[str], cosines: ExactCosines, top_k: int) -> list[tuple[int, float]]:
@@ -194,7 +194,8 @@ class Searcher:
             return 0.0
         return 2.0
 
-    def _expand(self, ranked: list[tuple[int, float]], cosines: ExactCosines) -> list[tuple[int, float]]:
+    def expand(self, ranked: list[tuple[int, float]], cosines: ExactCosines) -> list[tuple[int, float]]:
+        """Append import-graph neighbours of the top files (a subclass may add other edges)."""
         if not ranked:
             return ranked
         store = self.store
