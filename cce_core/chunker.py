@@ -4,7 +4,9 @@ For a file a pack claims, every named syntax node whose kind the pack lists as
 a function or class kind becomes a chunk — nested ones too, in pre-order. A
 file no pack claims, or one that yields no such node, becomes a single
 ``module`` chunk whose ``end_line`` is the number of newline bytes plus one.
-The chunker knows no language: it only reads the pack's declarations.
+A pack that can read its imports from nodes (``imports_from_nodes``) gets them
+from the same query pass as the chunks. The chunker knows no language: it only
+reads the pack's declarations.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from tree_sitter import Parser, Query, QueryCursor
+from tree_sitter import Node, Parser, Query, QueryCursor
 
 from .errors import CceError
 from .hookspecs import LanguagePack
@@ -60,8 +62,12 @@ def module_chunk(file_path: str, content: str, language: str = PLAINTEXT) -> Chu
     )
 
 
+def _pattern(kinds: list[str], capture: str) -> str:
+    return "[" + " ".join(f"({k})" for k in kinds) + "] @" + capture
+
+
 class _PackParser:
-    """A parser plus the query that finds a pack's chunk nodes."""
+    """A parser plus the queries that find a pack's chunk (and import) nodes."""
 
     def __init__(self, pack: LanguagePack) -> None:
         language = pack.grammar()
@@ -69,7 +75,20 @@ class _PackParser:
         self.parser = Parser(language)
         self.class_types = frozenset(pack.class_types)
         kinds = list(dict.fromkeys((*pack.function_types, *pack.class_types)))
-        self.query = Query(language, "[" + " ".join(f"({k})" for k in kinds) + "] @chunk") if kinds else None
+        self.query = Query(language, _pattern(kinds, "chunk")) if kinds else None
+        # When the pack can read its imports from nodes, one query captures both
+        # lists: walking the tree costs about as much as the pack's own import
+        # query, so this saves that second walk. A kind listed both as a chunk
+        # and an import kind is matched by each pattern and lands in both lists.
+        self.combined: Query | None = None
+        import_kinds = list(dict.fromkeys(pack.import_node_types))
+        if pack.imports_from_nodes is not None and import_kinds:
+            patterns = [_pattern(kinds, "chunk")] if kinds else []
+            patterns.append(_pattern(import_kinds, "import"))
+            try:
+                self.combined = Query(language, " ".join(patterns))
+            except Exception:  # a bad import kind may cost a file its imports, never its chunks: two passes
+                self.combined = None
 
 
 class Chunker:
@@ -97,15 +116,26 @@ class Chunker:
         return self.chunk_with_pack(pack, file_path, content)
 
     def chunk_with_pack(
-        self, pack: LanguagePack, file_path: str, content: str, *, use_hooks: bool = True
+        self, pack: LanguagePack, file_path: str, content: str, *, use_hooks: bool = True, one_pass: bool = True
     ) -> FileChunks:
+        """Chunks and imports of one file. ``one_pass=False`` forces the pack's own
+        ``extract_imports`` (a second query) even when the pack offers
+        ``imports_from_nodes``; the result must be the same either way."""
         pp = self._parser_for(pack)
         source = content.encode("utf-8")
         tree = pp.parser.parse(source)
         root = tree.root_node
         chunks: list[Chunk] = []
-        if pp.query is not None:
+        import_nodes: list[Node] | None = None
+        nodes: list[Node] = []
+        if one_pass and pp.combined is not None:
+            captured = QueryCursor(pp.combined).captures(root)
+            nodes = captured.get("chunk", [])
+            # Stable, like the packs' own sort, so equal starts keep capture order.
+            import_nodes = sorted(captured.get("import", []), key=lambda n: n.start_byte)
+        elif pp.query is not None:
             nodes = QueryCursor(pp.query).captures(root).get("chunk", [])
+        if nodes:
             # Pre-order: an enclosing node comes before the nodes it contains.
             spans = sorted(((n.start_byte, n.end_byte, n.type) for n in nodes), key=lambda t: (t[0], -t[1]))
             # Rows come from newline offsets, never from Node.start_point/end_point:
@@ -130,7 +160,7 @@ class Chunker:
                         token_count=estimate_tokens_bytes(len(raw)),
                     )
                 )
-        imports = self.host.extract_imports(pack, root, source, use_hooks=use_hooks)
+        imports = self.host.extract_imports(pack, root, source, use_hooks=use_hooks, import_nodes=import_nodes)
         if not chunks:
             chunks = [module_chunk(file_path, content, pack.name)]
         return FileChunks(chunks, imports)

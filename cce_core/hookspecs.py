@@ -54,6 +54,14 @@ class LanguagePack:
     node of such a kind becomes a ``function`` / ``class`` chunk, nested ones
     included. ``extract_imports(root, source)`` returns the module names a file
     imports, de-duplicated in first-seen order; they feed the import graph.
+
+    ``imports_from_nodes(nodes, source)`` is optional and gives the same answer
+    from nodes the chunker has already found: every node whose kind is in
+    ``import_node_types``, in start-byte order. With it, the chunker captures
+    chunk and import nodes in one query over the tree instead of two.
+    ``extract_imports`` stays required: validators, tools and plugins call it on
+    a bare tree. Leave it ``None`` when ``import_node_types`` would match far
+    more nodes than the imports (a call-expression kind, say).
     """
 
     name: str
@@ -76,6 +84,8 @@ class LanguagePack:
     doc_node_types: tuple[str, ...] = ()
     member_node_types: tuple[str, ...] = ()
     member_line_prefixes: tuple[str, ...] = ()
+    # Optional fast path for extract_imports (see above): names from the import nodes.
+    imports_from_nodes: Callable[[list[Node], bytes], list[str]] | None = None
     # Filled in by the engine: the distribution the pack was loaded from.
     distribution: str = field(default="", compare=False)
 

@@ -169,12 +169,21 @@ class PluginHost:
             raise CceError(f'unknown embedder "{name}" (available: {known})')
         return factory()
 
-    def extract_imports(self, pack: LanguagePack, root: Any, source: bytes, *, use_hooks: bool = True) -> list[str]:
+    def extract_imports(self, pack: LanguagePack, root: Any, source: bytes, *, use_hooks: bool = True,
+                        import_nodes: list[Any] | None = None) -> list[str]:
+        """A file's imports: a plugin's ``cce_extract_imports`` answer first, else the pack's own rule.
+
+        ``import_nodes`` are the file's import nodes in start-byte order, when the
+        chunker has already captured them; a pack with ``imports_from_nodes``
+        then reads those instead of querying the tree a second time.
+        """
         try:
             if use_hooks:
                 override = self.pm.hook.cce_extract_imports(language=pack.name, root=root, source=source)
                 if override is not None:
                     return list(override)
+            if import_nodes is not None and pack.imports_from_nodes is not None:
+                return pack.imports_from_nodes(import_nodes, source)
             return pack.extract_imports(root, source)
         except Exception:  # import extraction must never break indexing
             return []

@@ -48,6 +48,10 @@ def structural_problems(pack: LanguagePack, registered: list[LanguagePack]) -> l
         out.append(f"{label} extensions lists the same extension twice; list each once.")
     if not callable(pack.grammar) or not callable(pack.extract_imports):
         out.append(f"{label} grammar and extract_imports must be callables; see docs/adding-a-language.md.")
+    if pack.imports_from_nodes is not None and not callable(pack.imports_from_nodes):
+        # Called inside the chunker's never-fail import guard, a non-callable would
+        # silently leave every file without imports; catch it here instead.
+        out.append(f"{label} imports_from_nodes must be a callable or None; see docs/adding-a-language.md.")
     for other in registered:
         if other.name == pack.name:
             owner = other.distribution or "?"
@@ -111,9 +115,12 @@ def behaviour_problems(pack: LanguagePack, host: PluginHost) -> list[str]:
     from .chunker import Chunker
 
     label = f"[pack:{pack.name}]"
+    chunker = Chunker(host)
     try:
-        # The pack's own import extractor is under test here, not a plugin's override of it.
-        result = Chunker(host).chunk_with_pack(pack, pack.sample_name, pack.sample, use_hooks=False)
+        # The pack's own import extractor is under test here, not a plugin's override of it:
+        # the required extract_imports (one_pass=False), then imports_from_nodes below.
+        result = chunker.chunk_with_pack(pack, pack.sample_name, pack.sample, use_hooks=False, one_pass=False)
+        one_pass = chunker.chunk_with_pack(pack, pack.sample_name, pack.sample, use_hooks=False)
     except Exception as exc:
         return [f"{label} chunking its sample raised {type(exc).__name__}: {exc}; check grammar() and the node kinds."]
     exp = pack.expected
@@ -141,6 +148,11 @@ def behaviour_problems(pack: LanguagePack, host: PluginHost) -> list[str]:
         out.append(
             f"{label} imports mismatch: extracted {list(result.imports)} but expected {list(exp.imports)} — "
             "return each module once, in first-seen order."
+        )
+    elif list(one_pass.imports) != list(result.imports):
+        out.append(
+            f"{label} imports_from_nodes gave {list(one_pass.imports)} on its sample but extract_imports gave "
+            f"{list(result.imports)} — both must return the same names; build extract_imports on imports_from_nodes."
         )
     return out
 

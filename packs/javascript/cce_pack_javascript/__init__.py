@@ -62,14 +62,10 @@ def specifier_module(spec: str) -> str:
     return head
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
-    global _IMPORTS
+def imports_from_nodes(statements: list[Node], source: bytes) -> list[str]:
+    """Module names from the file's import statements, given in start-byte order."""
     found: list[str] = []
     try:
-        if _IMPORTS is None:
-            _IMPORTS = Query(grammar(), "(import_statement) @imp")
-        statements = QueryCursor(_IMPORTS).captures(root).get("imp", [])
-        statements.sort(key=lambda n: n.start_byte)
         for statement in statements:
             spec = module_specifier(statement, source)
             if spec is None:
@@ -82,6 +78,18 @@ def extract_imports(root: Node, source: bytes) -> list[str]:
     return found
 
 
+def extract_imports(root: Node, source: bytes) -> list[str]:
+    global _IMPORTS
+    try:
+        if _IMPORTS is None:
+            _IMPORTS = Query(grammar(), "(import_statement) @imp")
+        statements = QueryCursor(_IMPORTS).captures(root).get("imp", [])
+        statements.sort(key=lambda n: n.start_byte)
+    except Exception:  # odd input: no imports
+        return []
+    return imports_from_nodes(statements, source)
+
+
 PACK = LanguagePack(
     name="javascript",
     extensions=(".js", ".jsx", ".mjs", ".cjs"),
@@ -90,6 +98,7 @@ PACK = LanguagePack(
     class_types=("class_declaration",),
     import_node_types=("import_statement",),
     extract_imports=extract_imports,
+    imports_from_nodes=imports_from_nodes,
     sample=files(__package__).joinpath("sample.js").read_text(encoding="utf-8"),
     sample_name="javascript.js",
     expected=PackExpected(

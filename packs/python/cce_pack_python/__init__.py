@@ -35,12 +35,9 @@ def _text(node: Node, source: bytes) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
-    global _IMPORTS
-    if _IMPORTS is None:
-        _IMPORTS = Query(grammar(), "[(import_statement) (import_from_statement)] @imp")
+def imports_from_nodes(nodes: list[Node], source: bytes) -> list[str]:
+    """Module names from the file's import statements, given in start-byte order."""
     found: list[str] = []
-    nodes = sorted(QueryCursor(_IMPORTS).captures(root).get("imp", []), key=lambda n: n.start_byte)
     for node in nodes:
         names: list[str] = []
         if node.type == "import_statement":
@@ -59,6 +56,14 @@ def extract_imports(root: Node, source: bytes) -> list[str]:
     return found
 
 
+def extract_imports(root: Node, source: bytes) -> list[str]:
+    global _IMPORTS
+    if _IMPORTS is None:
+        _IMPORTS = Query(grammar(), "[(import_statement) (import_from_statement)] @imp")
+    nodes = QueryCursor(_IMPORTS).captures(root).get("imp", [])
+    return imports_from_nodes(sorted(nodes, key=lambda n: n.start_byte), source)
+
+
 PACK = LanguagePack(
     name="python",
     extensions=(".py",),
@@ -67,6 +72,7 @@ PACK = LanguagePack(
     class_types=("class_definition",),
     import_node_types=("import_statement", "import_from_statement"),
     extract_imports=extract_imports,
+    imports_from_nodes=imports_from_nodes,
     sample=files(__package__).joinpath("sample.py").read_text(encoding="utf-8"),
     sample_name="python.py",
     expected=PackExpected(

@@ -59,20 +59,29 @@ def use_root(declaration: str) -> str:
     return head
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
-    global _USES
+def imports_from_nodes(declarations: list[Node], source: bytes) -> list[str]:
+    """Module names from the file's ``use`` declarations, given in start-byte order."""
     found: list[str] = []
     try:
-        if _USES is None:
-            _USES = Query(grammar(), "(use_declaration) @use")
-        declarations = QueryCursor(_USES).captures(root).get("use", [])
-        for declaration in sorted(declarations, key=lambda n: n.start_byte):
+        for declaration in declarations:
             name = use_root(_text(declaration, source))
             if name and name not in found:
                 found.append(name)
     except Exception:  # odd input: keep what was already found
         pass
     return found
+
+
+def extract_imports(root: Node, source: bytes) -> list[str]:
+    global _USES
+    try:
+        if _USES is None:
+            _USES = Query(grammar(), "(use_declaration) @use")
+        declarations = QueryCursor(_USES).captures(root).get("use", [])
+        ordered = sorted(declarations, key=lambda n: n.start_byte)
+    except Exception:  # odd input: no imports
+        return []
+    return imports_from_nodes(ordered, source)
 
 
 PACK = LanguagePack(
@@ -83,6 +92,7 @@ PACK = LanguagePack(
     class_types=("struct_item", "enum_item", "trait_item", "impl_item", "union_item"),
     import_node_types=("use_declaration",),
     extract_imports=extract_imports,
+    imports_from_nodes=imports_from_nodes,
     sample=files(__package__).joinpath("sample.rs").read_text(encoding="utf-8"),
     sample_name="rust.rs",
     expected=PackExpected(

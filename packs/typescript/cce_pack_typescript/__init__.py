@@ -63,14 +63,11 @@ def first_segment(spec: str) -> str:
     return parts[0]
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
-    global _IMPORTS
+def imports_from_nodes(statements: list[Node], source: bytes) -> list[str]:
+    """Module names from the file's import statements, given in start-byte order."""
     modules: list[str] = []
     try:
-        if _IMPORTS is None:
-            _IMPORTS = Query(grammar(), "(import_statement) @import")
-        captured = QueryCursor(_IMPORTS).captures(root).get("import", [])
-        for statement in sorted(captured, key=lambda n: n.start_byte):
+        for statement in statements:
             spec = _specifier(statement, source)
             module = first_segment(spec) if spec is not None else ""
             if module and module not in modules:
@@ -78,6 +75,18 @@ def extract_imports(root: Node, source: bytes) -> list[str]:
     except Exception:  # never let a strange file break indexing
         pass
     return modules
+
+
+def extract_imports(root: Node, source: bytes) -> list[str]:
+    global _IMPORTS
+    try:
+        if _IMPORTS is None:
+            _IMPORTS = Query(grammar(), "(import_statement) @import")
+        captured = QueryCursor(_IMPORTS).captures(root).get("import", [])
+        statements = sorted(captured, key=lambda n: n.start_byte)
+    except Exception:  # never let a strange file break indexing
+        return []
+    return imports_from_nodes(statements, source)
 
 
 PACK = LanguagePack(
@@ -88,6 +97,7 @@ PACK = LanguagePack(
     class_types=("class_declaration", "interface_declaration", "enum_declaration"),
     import_node_types=("import_statement",),
     extract_imports=extract_imports,
+    imports_from_nodes=imports_from_nodes,
     sample=files(__package__).joinpath("sample.ts").read_text(encoding="utf-8"),
     sample_name="typescript.ts",
     expected=PackExpected(

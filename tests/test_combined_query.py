@@ -1,0 +1,226 @@
+"""One query pass for chunks and imports (``LanguagePack.imports_from_nodes``).
+
+A pack that provides ``imports_from_nodes`` gets its import nodes from the
+chunker's own query instead of walking the tree a second time. Nothing a user
+sees may change: the imports must equal the pack's ``extract_imports`` and the
+chunks must equal those of the two-pass path, on every file we have at hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import reference_dir
+from tree_sitter import Node, Parser
+
+from cce_core.chunker import Chunker
+from cce_core.hookspecs import LanguagePack, hookimpl
+from cce_core.plugins import PluginHost, default_host
+from cce_core.validators import behaviour_problems, structural_problems
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "samples"
+FIXTURE = reference_dir() / "test" / "fixture"
+
+# Ruby stays on the separate pass: its import kind is `call`, so a shared query
+# would hand it every method call of a file; its own query filters in C.
+ONE_PASS = ["c", "javascript", "python", "rust", "typescript"]
+ALL_PACKS = sorted([*ONE_PASS, "ruby"])
+
+# Several imports per file, with duplicates and odd forms: the samples hold one
+# import each, which would not notice import nodes handed over in the wrong order.
+HANDWRITTEN = {
+    "c": '#include <stdlib.h>\n#include "dir/store.h"\n#include <sys/types.h>\n#include CONFIG_H\n'
+         "#include <stdlib.h>\nint main(void) { return 0; }\n",
+    "javascript": 'import fs from "fs";\nimport { a } from "./lib/a";\nimport "@scope/pkg/sub";\n'
+                  'import React from "react-dom/client";\nimport again from "fs";\nconst f = () => a;\n',
+    "python": "import os.path, sys as system\nfrom . import sibling\nfrom .pkg.mod import x\n"
+              "from collections import abc\nimport os\ndef f():\n    import json\n",
+    "ruby": 'require "json"\nrequire_relative "lib/store.rb"\nloader.require "x"\nrequire "set"\n',
+    "rust": "use std::io;\nuse crate::store::Index;\npub use serde::Deserialize;\nuse super::x;\n"
+            "use std::fmt;\nfn f() { use regex::Regex; }\n",
+    "typescript": 'import { z } from "zod";\nimport type { T } from "./types/t";\nimport "@scope/pkg/sub";\n'
+                  'import x = require("legacy");\nimport again from "zod";\nclass A { m() {} }\n',
+}
+
+
+@pytest.fixture(scope="module")
+def host() -> PluginHost:
+    return default_host()
+
+
+@pytest.fixture
+def bare_host() -> PluginHost:
+    """No plugins at all: no import override can interfere."""
+    return PluginHost(entry_points=False)
+
+
+def _pack(host: PluginHost, name: str) -> LanguagePack:
+    by_name = {p.name: p for p in host.packs.packs}
+    assert name in by_name, f"pack {name!r} is not installed; pip install -e packs/{name}"
+    return by_name[name]
+
+
+def _files_for(pack: LanguagePack, root: Path) -> list[tuple[str, str]]:
+    return [
+        (str(p.relative_to(root)), p.read_text(encoding="utf-8", errors="replace"))
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix.lower() in pack.extensions
+    ]
+
+
+def _cases(pack: LanguagePack, where: str) -> list[tuple[str, str]]:
+    if where == "sample":
+        return [(pack.sample_name, pack.sample)]
+    if where == "handwritten":
+        return [(f"multi{pack.extensions[0]}", HANDWRITTEN[pack.name])]
+    if where == "samples":
+        return _files_for(pack, SAMPLES)
+    if not FIXTURE.is_dir():
+        pytest.skip(f"reference fixtures not found at {FIXTURE} (set CCE_REFERENCE_DIR to the shared/reference folder)")
+    return _files_for(pack, FIXTURE)
+
+
+def _direct_imports(pack: LanguagePack, text: str) -> list[str]:
+    source = text.encode("utf-8")
+    return pack.extract_imports(Parser(pack.grammar()).parse(source).root_node, source)
+
+
+def test_the_bundled_packs_that_offer_one_pass(host):
+    assert sorted(p.name for p in host.packs.packs if p.imports_from_nodes is not None) == ONE_PASS
+    assert _pack(host, "ruby").imports_from_nodes is None
+
+
+@pytest.mark.parametrize("where", ["sample", "handwritten", "samples", "fixture"])
+@pytest.mark.parametrize("name", ONE_PASS)
+def test_one_pass_imports_equal_extract_imports(host, bare_host, name, where):
+    pack = _pack(host, name)
+    calls: list[list[Node]] = []
+
+    def spy(nodes: list[Node], source: bytes) -> list[str]:
+        calls.append(nodes)
+        return pack.imports_from_nodes(nodes, source)
+
+    # extract_imports must not be reached on the one-pass path: it would hide a broken imports_from_nodes.
+    def not_called(root: Node, source: bytes) -> list[str]:
+        raise AssertionError("extract_imports was called on the one-pass path")
+
+    watched = replace(pack, imports_from_nodes=spy, extract_imports=not_called)
+    chunker = Chunker(bare_host)
+    cases = _cases(pack, where)
+    assert cases, f"no {pack.extensions} file under {where}"
+    found_any = False
+    for path, text in cases:
+        calls.clear()
+        imports = chunker.chunk_with_pack(watched, path, text).imports
+        assert len(calls) == 1, path
+        nodes = calls[0]
+        assert all(n.type in pack.import_node_types for n in nodes), path
+        assert [n.start_byte for n in nodes] == sorted(n.start_byte for n in nodes), path
+        assert imports == _direct_imports(pack, text), path
+        found_any = found_any or bool(imports)
+    # Guard against a vacuous pass where both sides find nothing.
+    if where != "fixture":
+        assert found_any, f"no {name} file under {where} has an import"
+    if where == "handwritten":
+        assert len(imports) >= 3, imports  # enough names for their order to matter
+
+
+@pytest.mark.parametrize("where", ["sample", "handwritten", "samples", "fixture"])
+@pytest.mark.parametrize("name", ALL_PACKS)
+def test_chunks_and_imports_match_the_two_pass_path(host, bare_host, name, where):
+    pack = _pack(host, name)
+    chunker = Chunker(bare_host)
+    for path, text in _cases(pack, where):
+        one = chunker.chunk_with_pack(pack, path, text)
+        two = chunker.chunk_with_pack(pack, path, text, one_pass=False)
+        assert one.chunks == two.chunks, path
+        assert one.imports == two.imports, path
+
+
+class _PackPlugin:
+    def __init__(self, *packs: LanguagePack) -> None:
+        self._packs = packs
+
+    @hookimpl
+    def cce_register_packs(self, register):
+        for pack in self._packs:
+            register(pack)
+
+
+class _Override:
+    @hookimpl
+    def cce_extract_imports(self, language, root, source):
+        return ["overridden"] if language == "typescript" else None
+
+
+def test_an_import_override_still_wins_over_the_one_pass_path(host):
+    ts = _pack(host, "typescript")
+    py = _pack(host, "python")
+    fresh = PluginHost([(_PackPlugin(ts, py), "bundle"), (_Override(), "override")], entry_points=False)
+    chunker = Chunker(fresh)
+    text = 'import { z } from "zod";\nexport function f() { return z; }\n'
+    result = chunker.chunk_file("a.ts", text)
+    assert result.imports == ["overridden"]
+    assert [c.kind for c in result.chunks] == ["function_declaration"]
+    # The hook answered None for Python: the pack's own rule, from the shared pass.
+    assert chunker.chunk_file("a.py", "import os\n").imports == ["os"]
+    # And without hooks (the validator's view) the pack speaks for itself.
+    assert chunker.chunk_with_pack(ts, "a.ts", text, use_hooks=False).imports == ["zod"]
+
+
+def test_import_kinds_that_are_also_chunk_kinds(host, bare_host):
+    # `#include` lines become chunks as well as imports: each node must land in both lists.
+    c = _pack(host, "c")
+    overlapping = replace(c, name="c-overlap", class_types=(*c.class_types, "preproc_include"))
+    text = '#include <stdlib.h>\n#include "dir/store.h"\nstruct S { int x; };\nint f(void) { return 0; }\n'
+    chunker = Chunker(bare_host)
+    one = chunker.chunk_with_pack(overlapping, "a.c", text)
+    two = chunker.chunk_with_pack(overlapping, "a.c", text, one_pass=False)
+    assert [(c.kind, c.start_line) for c in one.chunks] == [
+        ("preproc_include", 1),
+        ("preproc_include", 2),
+        ("struct_specifier", 3),
+        ("function_definition", 4),
+    ]
+    assert one.chunks == two.chunks
+    assert one.imports == two.imports == ["stdlib", "store"]
+
+
+def test_an_import_kind_missing_from_the_grammar_costs_no_chunks(host, bare_host):
+    ts = _pack(host, "typescript")
+    broken = replace(ts, import_node_types=("import_statment",))
+    text = 'import { z } from "zod";\nclass A { m() {} }\n'
+    result = Chunker(bare_host).chunk_with_pack(broken, "a.ts", text)
+    assert result.chunks == Chunker(bare_host).chunk_with_pack(ts, "a.ts", text).chunks
+    # Two passes then, so the pack's own extract_imports still answers.
+    assert result.imports == ["zod"]
+
+
+def test_imports_from_nodes_that_raises_leaves_the_file_without_imports(host, bare_host):
+    def explode(nodes: list[Node], source: bytes) -> list[str]:
+        raise ValueError("boom")
+
+    rust = _pack(host, "rust")
+    broken = replace(rust, imports_from_nodes=explode)
+    result = Chunker(bare_host).chunk_with_pack(broken, "a.rs", "use std::io;\nfn f() {}\n")
+    assert result.imports == []
+    assert [c.kind for c in result.chunks] == ["function_item"]
+
+
+def test_validator_rejects_a_non_callable_imports_from_nodes(host):
+    c = replace(_pack(host, "c"), imports_from_nodes="not a function")
+    assert structural_problems(c, []) == [
+        "[pack:c] imports_from_nodes must be a callable or None; see docs/adding-a-language.md."
+    ]
+
+
+def test_validator_reports_imports_from_nodes_that_disagrees(host, bare_host):
+    js = _pack(host, "javascript")
+    drifted = replace(js, imports_from_nodes=lambda nodes, source: ["elsewhere"])
+    assert behaviour_problems(drifted, bare_host) == [
+        "[pack:javascript] imports_from_nodes gave ['elsewhere'] on its sample but extract_imports gave ['fs'] — "
+        "both must return the same names; build extract_imports on imports_from_nodes."
+    ]
