@@ -2,18 +2,24 @@
 
 Lucene-form idf, k1 = 1.2, b = 0.75. Per-document sums follow the order of the
 query's unique tokens, as the other engines do, so scores match bit for bit.
+Scoring exists twice, on numpy arrays and on the store's mapped bytes in plain
+Python (for a one-shot process that should not pay numpy's import); both
+evaluate the same float expression in the same order, and tests compare them.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .store import Bm25Arrays
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -29,6 +35,8 @@ class TokenIds:
 
 
 def token_ids(token_lists: list[list[bytes]]) -> TokenIds:
+    import numpy as np
+
     lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
     everything = list(chain.from_iterable(token_lists))
     vocab = list(dict.fromkeys(everything))  # first-seen order, at C speed
@@ -39,6 +47,8 @@ def token_ids(token_lists: list[list[bytes]]) -> TokenIds:
 
 def build_bm25(token_lists: list[list[bytes]] | TokenIds) -> Bm25Arrays:
     """Postings (term → ascending docs with term frequencies) over a sorted vocabulary."""
+    import numpy as np
+
     tids = token_lists if isinstance(token_lists, TokenIds) else token_ids(token_lists)
     n_docs = len(tids.lengths)
     order = sorted(range(len(tids.vocab)), key=tids.vocab.__getitem__)
@@ -63,6 +73,8 @@ def unique_in_order(tokens: list[str]) -> list[str]:
 
 def bm25_scores(index: Bm25Arrays, unique_query: list[str]) -> np.ndarray:
     """Raw BM25 score of every chunk for the given unique query tokens."""
+    import numpy as np
+
     n = index.doc_len.shape[0]
     scores = np.zeros(n, dtype=np.float64)
     if n == 0:
@@ -81,4 +93,30 @@ def bm25_scores(index: Bm25Arrays, unique_query: list[str]) -> np.ndarray:
         dl = index.doc_len[docs].astype(np.float64)
         denom = f + BM25_K1 * ((1.0 - BM25_B) + BM25_B * dl / avgdl)
         scores[docs] += idf * (f * (BM25_K1 + 1.0)) / denom
+    return scores
+
+
+def bm25_scores_sparse(vocab: Sequence[str], ptr: Sequence[int], docs: memoryview, tfs: memoryview,
+                       doc_len: Sequence[int], unique_query: list[str]) -> dict[int, float]:
+    """:func:`bm25_scores` in plain Python, for the chunks that score at all: ``{chunk: score}``.
+
+    The same expression as the numpy form, evaluated in the same order (term by
+    term, each chunk starting from 0.0), so every value is bit-identical.
+    """
+    n = len(doc_len)
+    scores: dict[int, float] = {}
+    if n == 0:
+        return scores
+    avgdl = float(sum(doc_len)) / n
+    for term in unique_query:
+        pos = bisect_left(vocab, term)
+        if pos >= len(vocab) or vocab[pos] != term:
+            continue
+        lo, hi = ptr[pos], ptr[pos + 1]
+        n_q = hi - lo
+        idf = math.log(1.0 + (n - n_q + 0.5) / (n_q + 0.5))
+        for doc, tf in zip(docs[lo:hi].tolist(), tfs[lo:hi].tolist(), strict=True):
+            f = float(tf)
+            denom = f + BM25_K1 * ((1.0 - BM25_B) + BM25_B * float(doc_len[doc]) / avgdl)
+            scores[doc] = scores.get(doc, 0.0) + idf * (f * (BM25_K1 + 1.0)) / denom
     return scores

@@ -7,6 +7,7 @@ as one ``error: ...`` line on stderr and a non-zero exit, never a traceback
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import sys
@@ -459,6 +460,31 @@ def _register_extra_commands() -> None:
 _register_extra_commands()
 
 
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app to build: only the sub-command being run when argv names one.
+
+    Turning a typer app into click commands inspects every command's signature
+    and evaluates its annotations (tens of milliseconds for all of them); a
+    one-shot ``cce search`` needs just its own. Help, completion and anything
+    unrecognised get the whole app, so usage errors read the same.
+    """
+    name = args[0] if args and not args[0].startswith("-") else None
+    if name is None:
+        return app
+    from typer.main import get_command_name
+
+    slim = copy.copy(app)
+    for info in app.registered_commands:
+        if (info.name or get_command_name(info.callback.__name__ if info.callback else "")) == name:
+            slim.registered_commands, slim.registered_groups = [info], []
+            return slim
+    for group in app.registered_groups:
+        if (group.name or (group.typer_instance.info.name if group.typer_instance else None)) == name:
+            slim.registered_commands, slim.registered_groups = [], [group]
+            return slim
+    return app
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args in (["--version"], ["-V"]):  # fast path: no plugin discovery, no typer
@@ -469,7 +495,7 @@ def main(argv: list[str] | None = None) -> None:
     # One query is one matrix-vector product: OpenBLAS's thread pool only costs
     # start-up time here (about 50 ms). A value the user set is left alone.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(_app_for(args))
     try:
         command.main(args=args, prog_name="cce", standalone_mode=False)
     except (CceError, EmbedderError) as exc:

@@ -19,8 +19,7 @@ import numpy as np
 
 from .bm25 import build_bm25
 from .errors import CceError
-from .retrieval import GRAPH_BONUS_CHUNK_SCALE, Searcher
-from .scoring import ExactCosines
+from .retrieval import GRAPH_BONUS_CHUNK_SCALE, Cosines, Searcher
 from .store import FileEntry, StoreData, default_store_path, load_store
 from .textrules import format6, score_key, tokenize_bytes
 from .workspace import Manifest, Member, WorkspaceGraph
@@ -156,7 +155,7 @@ class FederatedSearcher(Searcher):
         for i, c in enumerate(store.chunks):
             self._by_member.setdefault(_member_of(c.file_path), []).append(i)
 
-    def expand(self, ranked: list[tuple[int, float]], cosines: ExactCosines) -> list[tuple[int, float]]:
+    def expand(self, ranked: list[tuple[int, float]], cosines: Cosines) -> list[tuple[int, float]]:
         if not ranked:
             return ranked
         chunks = self.store.chunks
@@ -174,11 +173,10 @@ class FederatedSearcher(Searcher):
                     break
             if len(targets) >= GRAPH_MAX_BONUS_MEMBERS:
                 break
-        ties = self.store.chunk_id_rank
         for target in targets:
             pool = self._by_member.get(target, [])
-            cosines.ensure(np.asarray(pool, dtype=np.int64))
-            best = sorted(pool, key=lambda i: (-score_key(cosines.at(i)), int(ties[i])))
+            cosines.ensure(pool)
+            best = sorted(pool, key=lambda i: (-score_key(cosines.at(i)), cosines.tie(i)))
             for i in best[:GRAPH_BONUS_MEMBER_CHUNKS]:
                 key = (chunks[i].file_path, chunks[i].start_line, chunks[i].end_line)
                 if key in existing:

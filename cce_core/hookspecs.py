@@ -104,8 +104,11 @@ class Embedder(Protocol):
         """Vectors for ``texts`` as an ``(len(texts), dim)`` float64 array."""
         ...
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """The vector of one query string (1-D float64)."""
+    def embed_query(self, text: str) -> Sequence[float]:
+        """The vector of one query string: a 1-D float64 array or a list of floats.
+
+        A list lets a one-shot search answer without importing numpy.
+        """
         ...
 
     # Optional: an embedder that works on the family's tokens may also define

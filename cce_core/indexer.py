@@ -13,7 +13,6 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -44,13 +43,6 @@ class IndexStats:
     seconds: float
 
 
-def _dist_version(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "?"
-
-
 def store_meta(host: PluginHost, embedder: Embedder, protect_secrets: bool, dim: int) -> dict[str, object]:
     packs = host.packs.packs
     return {
@@ -61,7 +53,7 @@ def store_meta(host: PluginHost, embedder: Embedder, protect_secrets: bool, dim:
         "embed_model": str(getattr(embedder, "model", "") or ""),
         "embed_dim": dim,
         "pack_set": host.packs.pack_set_id,
-        "pack_versions": {p.name: _dist_version(p.distribution) if p.distribution else "?" for p in packs},
+        "pack_versions": {p.name: host.distribution_version(p.distribution) if p.distribution else "?" for p in packs},
         # Any installed plugin can change chunks (an import override, say): reuse needs the same set.
         "plugins": host.plugin_versions(),
         "redaction": protect_secrets,

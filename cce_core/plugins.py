@@ -85,6 +85,7 @@ class PluginHost:
         self.pm.add_hookspecs(CceHookSpecs)
         self.load_failures: list[PluginLoadFailure] = []
         self._plugin_dist: dict[int, str] = {}
+        self._dist_versions: dict[str, str] = {}  # as the entry-point records give them
         if entry_points:
             self._load_entry_points(set(only) if only is not None else None)
         for plugin, dist in plugins:
@@ -97,13 +98,13 @@ class PluginHost:
         self.__dict__.pop("embedders", None)
 
     def _load_entry_points(self, only: set[str] | None = None) -> None:
-        from importlib.metadata import entry_points
+        from .entry_points import entry_points
 
         # Sorted, so which pack wins an extension clash never depends on install order.
-        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        for ep in sorted(entry_points(ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
             if only is not None and ep.name not in only:
                 continue
-            dist = ep.dist.name if ep.dist is not None else "?"
+            dist = ep.distribution
             # Two distributions may reuse an entry-point name; keep both so the
             # usual clash checks see them instead of one silently vanishing.
             name = ep.name if self.pm.get_plugin(ep.name) is None else f"{ep.name}[{dist}]"
@@ -116,6 +117,8 @@ class PluginHost:
                 self.load_failures.append(PluginLoadFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
                 continue
             self._plugin_dist[id(plugin)] = dist
+            if dist != "?":
+                self._dist_versions[dist] = ep.version
 
     # -- registries ---------------------------------------------------------
 
@@ -190,15 +193,22 @@ class PluginHost:
 
     def plugin_versions(self) -> dict[str, str]:
         """Every plugin distribution loaded, with its version, sorted by name."""
+        return {dist: self.distribution_version(dist)
+                for dist in sorted({d for d in self._plugin_dist.values() if d and d != "?"})}
+
+    def distribution_version(self, dist: str) -> str:
+        """The installed version of ``dist`` ("?" when it is not installed)."""
+        known = self._dist_versions.get(dist)
+        if known is not None:
+            return known
         from importlib.metadata import PackageNotFoundError, version
 
-        out: dict[str, str] = {}
-        for dist in sorted({d for d in self._plugin_dist.values() if d and d != "?"}):
-            try:
-                out[dist] = version(dist)
-            except PackageNotFoundError:
-                out[dist] = "?"
-        return out
+        try:
+            found = version(dist)
+        except PackageNotFoundError:
+            found = "?"
+        self._dist_versions[dist] = found
+        return found
 
     def distribution_of(self, plugin: Any) -> str:
         return self._plugin_dist.get(id(plugin), "")

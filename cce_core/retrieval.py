@@ -9,17 +9,17 @@ retriever enter the fusion.
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, Protocol
 
-import numpy as np
-
-from .bm25 import bm25_scores, unique_in_order
+from .bm25 import unique_in_order
 from .chunker import Chunk
 from .errors import CceError
 from .graph import neighbours
 from .hookspecs import Embedder
-from .scoring import ExactCosines, rank_order, score_keys
 from .store import StoreData
 from .textrules import score_key, tokenize
 
@@ -42,6 +42,22 @@ _CODE_WORDS = ("function", "class", "method", "def")
 _CODE_EXTENSIONS = ("py", "js", "jsx", "ts", "go", "rb", "rs", "java")
 # Unicode White_Space as the reference splits on (Python's str.split() adds \x1c-\x1f).
 _WHITESPACE = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+
+
+class Cosines(Protocol):
+    """One query's cosine against every chunk, as a ranking kernel serves it."""
+
+    def top(self, limit: int) -> Sequence[int]: ...
+    def at(self, index: int) -> float: ...
+    def ensure(self, indices: Iterable[int]) -> None: ...
+    def tie(self, index: int) -> Any: ...
+
+
+class Kernel(Protocol):
+    name: str
+
+    def cosines(self, query_vector: Sequence[float]) -> Cosines: ...
+    def bm25_top(self, unique_query: list[str], limit: int) -> list[int]: ...
 
 
 @dataclass(slots=True)
@@ -87,11 +103,48 @@ def file_hints(query: str) -> list[str]:
 
 
 class Searcher:
-    """Answers queries against one loaded store with one embedder."""
+    """Answers queries against one loaded store with one embedder.
 
-    def __init__(self, store: StoreData, embedder: Embedder) -> None:
+    ``kernel`` picks how the numbers are crunched: ``"numpy"`` (vectorised),
+    ``"lean"`` (plain Python over a mapped store, for sparse queries) or
+    ``"auto"``: plain Python while numpy is not loaded yet and the query is
+    small enough, since then importing numpy would cost more than the query.
+    Both give bit-identical results.
+    """
+
+    def __init__(self, store: StoreData, embedder: Embedder, kernel: str = "auto") -> None:
+        if kernel not in ("auto", "numpy", "lean"):
+            raise ValueError(f"unknown kernel {kernel!r}")
         self.store = store
         self.embedder = embedder
+        self.kernel_choice = kernel
+        self._kernels: dict[str, Kernel] = {}
+        self.last_kernel = ""
+
+    def _kernel(self, name: str) -> Kernel:
+        kernel = self._kernels.get(name)
+        if kernel is None:
+            if name == "lean":
+                from .lean_scoring import LeanKernel
+
+                kernel = LeanKernel(self.store)  # type: ignore[arg-type]
+            else:
+                from .scoring import NumpyKernel
+
+                kernel = NumpyKernel(self.store)
+            self._kernels[name] = kernel
+        return kernel
+
+    def _kernel_for(self, query_vector: Sequence[float]) -> Kernel:
+        choice = self.kernel_choice
+        if choice == "auto":
+            choice = "numpy"
+            if "numpy" not in sys.modules:
+                from .lean_scoring import LeanKernel, sparse_coordinates
+
+                if LeanKernel.suits(self.store, sparse_coordinates(query_vector)):
+                    choice = "lean"
+        return self._kernel(choice)
 
     @cached_property
     def _lower_contents(self) -> list[bytes | None]:
@@ -117,30 +170,30 @@ class Searcher:
         query_tokens = tokenize(query)
         if not query_tokens or not store.chunks or top_k <= 0:
             return []
-        qvec = np.asarray(self.embedder.embed_query(query), dtype=np.float64)
-        if store.embeddings.shape[1] and qvec.shape[0] != store.embeddings.shape[1]:
-            raise CceError(f"the query vector has {qvec.shape[0]} dimensions but the index has "
-                           f"{store.embeddings.shape[1]} — re-index with the embedder you search with")
-        cosines = ExactCosines(store.embeddings, qvec)
-        ranked = self._rank(query, query_tokens, cosines, top_k)
+        qvec = self.embedder.embed_query(query)
+        dim = store.embedding_rows()[1]
+        if dim and len(qvec) != dim:
+            raise CceError(f"the query vector has {len(qvec)} dimensions but the index has "
+                           f"{dim} — re-index with the embedder you search with")
+        kernel = self._kernel_for(qvec)
+        self.last_kernel = kernel.name
+        cosines = kernel.cosines(qvec)
+        ranked = self._rank(query, query_tokens, kernel, cosines, top_k)
         if graph:
             ranked = self.expand(ranked, cosines)
         return [SearchResult(i + 1, store.chunks[idx], sc) for i, (idx, sc) in enumerate(ranked)]
 
-    def _rank(self, query: str, query_tokens: list[str], cosines: ExactCosines, top_k: int) -> list[tuple[int, float]]:
+    def _rank(self, query: str, query_tokens: list[str], kernel: Kernel, cosines: Cosines,
+              top_k: int) -> list[tuple[int, float]]:
         store = self.store
-        ties = store.chunk_id_rank
         fts_weight = FTS_BOOST_CODE_LOOKUP if is_code_lookup(query) else 1.0
         n_cand = max(top_k * CANDIDATE_MULTIPLIER, 1)
 
-        vector_order = cosines.top(n_cand, ties)
+        vector_order = cosines.top(n_cand)
         vrank = {int(idx): r for r, idx in enumerate(vector_order)}
 
         unique_q = unique_in_order(query_tokens)
-        bm25 = bm25_scores(store.bm25, unique_q)
-        bm25_keys = score_keys(bm25)
-        positive = np.nonzero(bm25_keys > 0)[0]
-        bm25_order = positive[rank_order(bm25_keys[positive], ties[positive], top_k * CANDIDATE_MULTIPLIER)]
+        bm25_order = kernel.bm25_top(unique_q, top_k * CANDIDATE_MULTIPLIER)
         frank = {int(idx): r for r, idx in enumerate(bm25_order)}
 
         candidates = list(dict.fromkeys([*vrank, *frank]))
@@ -172,7 +225,7 @@ class Searcher:
                 final *= PATH_PENALTY
             scored.append((idx, final))
 
-        scored.sort(key=lambda item: (-score_key(item[1]), int(ties[item[0]])))
+        scored.sort(key=lambda item: (-score_key(item[1]), cosines.tie(item[0])))
         per_file: dict[str, int] = {}
         kept: list[tuple[int, float]] = []
         for idx, sc in scored:
@@ -194,7 +247,7 @@ class Searcher:
             return 0.0
         return 2.0
 
-    def expand(self, ranked: list[tuple[int, float]], cosines: ExactCosines) -> list[tuple[int, float]]:
+    def expand(self, ranked: list[tuple[int, float]], cosines: Cosines) -> list[tuple[int, float]]:
         """Append import-graph neighbours of the top files (a subclass may add other edges)."""
         if not ranked:
             return ranked
@@ -209,12 +262,11 @@ class Searcher:
                     bonus_files.append(nb)
         existing = {(chunks[idx].file_path, chunks[idx].start_line, chunks[idx].end_line) for idx, _ in ranked}
         out = list(ranked)
-        ties = store.chunk_id_rank
         for nb in bonus_files[:GRAPH_MAX_BONUS_FILES]:
             lo, hi = self._file_chunk_span.get(nb, (0, 0))
             members = list(range(lo, hi))
-            cosines.ensure(np.arange(lo, hi, dtype=np.int64))
-            members.sort(key=lambda i: (-score_key(cosines.at(i)), int(ties[i])))
+            cosines.ensure(members)
+            members.sort(key=lambda i: (-score_key(cosines.at(i)), cosines.tie(i)))
             for i in members[:GRAPH_BONUS_CHUNKS_PER_FILE]:
                 key = (chunks[i].file_path, chunks[i].start_line, chunks[i].end_line)
                 if key in existing:

@@ -7,7 +7,15 @@ product. These helpers do the same on numpy arrays without changing one bit.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+from .bm25 import bm25_scores
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from .store import StoreData
 
 _DOT_BLOCK = 4096
 # Queries with at most this many non-zero coordinates are scored exactly in one pass.
@@ -61,9 +69,10 @@ class ExactCosines:
     every cosine that reaches a ranking or a printed score is recomputed exactly.
     """
 
-    def __init__(self, matrix: np.ndarray, vector: np.ndarray) -> None:
+    def __init__(self, matrix: np.ndarray, vector: np.ndarray, ties: np.ndarray | None = None) -> None:
         self.matrix = matrix
         self.vector = vector
+        self.ties = ties
         n = matrix.shape[0]
         dim = min(matrix.shape[1], vector.shape[0]) if n else 0
         nonzero = np.flatnonzero(vector[:dim])
@@ -81,7 +90,9 @@ class ExactCosines:
         self.values = np.einsum("ij,j->i", matrix[:, :dim], vector[:dim]) if n else np.zeros(0, dtype=np.float64)
         self.exact = np.zeros(n, dtype=bool)
 
-    def ensure(self, indices: np.ndarray) -> None:
+    def ensure(self, indices: np.ndarray | Iterable[int]) -> None:
+        if not isinstance(indices, np.ndarray):
+            indices = np.fromiter(indices, dtype=np.int64)
         todo = indices[~self.exact[indices]]
         if todo.size:
             self.values[todo] = sequential_dot(self.matrix[todo], self.vector)
@@ -92,8 +103,16 @@ class ExactCosines:
             self.ensure(np.asarray([index], dtype=np.int64))
         return float(self.values[index])
 
-    def top(self, limit: int, tie_ranks: np.ndarray) -> np.ndarray:
-        """The first ``limit`` chunks by exact key (desc), ties by ``tie_ranks``."""
+    def tie(self, index: int) -> int:
+        """The tie-break key of one chunk (its rank in chunk-id order)."""
+        assert self.ties is not None
+        return int(self.ties[index])
+
+    def top(self, limit: int, tie_ranks: np.ndarray | None = None) -> np.ndarray:
+        """The first ``limit`` chunks by exact key (desc), ties by ``tie_ranks`` (default: the constructor's)."""
+        if tie_ranks is None:
+            assert self.ties is not None
+            tie_ranks = self.ties
         n = self.values.shape[0]
         if n == 0 or limit <= 0:
             return np.zeros(0, dtype=np.int64)
@@ -107,3 +126,23 @@ class ExactCosines:
         keys = score_keys(self.values[pool])
         order = pool[np.lexsort((tie_ranks[pool], -keys))]
         return order[:limit]
+
+
+class NumpyKernel:
+    """The vectorised ranking kernel: what a resident process (MCP, bench) uses for every query."""
+
+    name = "numpy"
+
+    def __init__(self, store: StoreData) -> None:
+        self.store = store
+
+    def cosines(self, query_vector: Sequence[float]) -> ExactCosines:
+        vector = np.asarray(query_vector, dtype=np.float64)
+        return ExactCosines(self.store.embeddings, vector, self.store.chunk_id_rank)
+
+    def bm25_top(self, unique_query: list[str], limit: int) -> list[int]:
+        """Chunks with a positive BM25 key, best first (ties by chunk id), at most ``limit``."""
+        keys = score_keys(bm25_scores(self.store.bm25, unique_query))
+        positive = np.nonzero(keys > 0)[0]
+        ties = self.store.chunk_id_rank
+        return positive[rank_order(keys[positive], ties[positive], limit)].tolist()

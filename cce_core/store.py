@@ -3,9 +3,14 @@
 Layout: an 8-byte magic, a little-endian u64 header length, a JSON header,
 then 8-byte-aligned binary sections. Embeddings are one contiguous float64
 matrix and the BM25 postings are CSR arrays, so a fresh process maps them
-instead of parsing numbers; chunk metadata is a column-wise JSON section.
-A per-file table (content hash, chunk span, imports) lets a re-index reuse
-the chunks and vectors of files that did not change.
+instead of parsing numbers; chunk metadata is a column-wise JSON section and
+chunk text is one UTF-8 blob with offsets, decoded only for the chunks a
+caller touches. A per-file table (content hash, chunk span, imports) lets a
+re-index reuse the chunks and vectors of files that did not change.
+
+Opening a store imports no numpy: a one-shot ``cce search`` can rank from the
+mapped bytes alone (see ``lean_scoring``), and the arrays are built the first
+time something asks for them.
 
 Writes go to a temporary file in the same directory and are renamed over the
 old store, so a killed run leaves the previous store intact.
@@ -13,24 +18,27 @@ old store, so a killed run leaves the previous store intact.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import mmap
 import os
 import struct
-import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
-import numpy as np
-
+from .atomic import atomic_write
 from .chunker import Chunk
 from .errors import CceError
 
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+
 MAGIC = b"CCEPYIX\x01"
-FORMAT = "cce-python-store/1"
+FORMAT = "cce-python-store/2"
+# Formats this engine wrote before; a store in one of them is rebuilt, not trusted.
+OLDER_FORMATS = ("cce-python-store/1",)
 STORE_DIR = ".cce"
 STORE_FILE = "index.cce"
 _ALIGN = 8
@@ -64,7 +72,7 @@ class StoreData:
     """Everything an index holds; built in memory by the indexer, or loaded."""
 
     meta: dict[str, Any]
-    chunks: list[Chunk]
+    chunks: Sequence[Chunk]
     embeddings: np.ndarray
     files: list[FileEntry]
     edges: list[tuple[str, str]]
@@ -79,10 +87,22 @@ class StoreData:
     @cached_property
     def chunk_id_rank(self) -> np.ndarray:
         """Each chunk's position in chunk-id order: the tie-break of every ranking."""
-        order = sorted(range(len(self.chunks)), key=lambda i: self.chunks[i].chunk_id)
+        import numpy as np
+
+        ids = self.chunk_ids
+        order = sorted(range(len(ids)), key=ids.__getitem__)
         ranks = np.empty(len(order), dtype=np.int64)
         ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
         return ranks
+
+    @property
+    def chunk_ids(self) -> Sequence[str]:
+        return [c.chunk_id for c in self.chunks]
+
+    def embedding_rows(self) -> tuple[int, int]:
+        """(rows, dimensions) of the embedding matrix."""
+        shape = self.embeddings.shape
+        return int(shape[0]), int(shape[1]) if len(shape) == 2 else 0
 
     @cached_property
     def file_tokens(self) -> dict[str, int]:
@@ -97,6 +117,8 @@ def _pad(n: int) -> int:
 
 
 def serialize(data: StoreData) -> bytes:
+    import numpy as np
+
     chunks = data.chunks
     file_index = {f.path: i for i, f in enumerate(data.files)}
     columns = {
@@ -114,6 +136,11 @@ def serialize(data: StoreData) -> bytes:
          "count": f.chunk_count, "imports": f.imports}
         for f in data.files
     ]
+    encoded = [c.content.encode("utf-8") for c in chunks]
+    content_blob = b"".join(encoded)
+    content_ptr = [0] * (len(encoded) + 1)
+    for i, raw in enumerate(encoded):
+        content_ptr[i + 1] = content_ptr[i] + len(raw)
     blobs: list[tuple[str, bytes, dict[str, Any]]] = [
         ("embeddings", np.ascontiguousarray(data.embeddings, dtype="<f8").tobytes(),
          {"dtype": "<f8", "shape": list(data.embeddings.shape)}),
@@ -122,8 +149,8 @@ def serialize(data: StoreData) -> bytes:
         ("bm25_tfs", np.ascontiguousarray(data.bm25.tfs, dtype="<i4").tobytes(), {"dtype": "<i4"}),
         ("doc_len", np.ascontiguousarray(data.bm25.doc_len, dtype="<i8").tobytes(), {"dtype": "<i8"}),
         ("columns", json.dumps(columns, ensure_ascii=False, separators=(",", ":")).encode(), {"dtype": "json"}),
-        ("content", json.dumps([c.content for c in chunks], ensure_ascii=False, separators=(",", ":")).encode(),
-         {"dtype": "json"}),
+        ("content", content_blob, {"dtype": "utf-8"}),
+        ("content_ptr", np.asarray(content_ptr, dtype="<i8").tobytes(), {"dtype": "<i8"}),
         ("files", json.dumps(files, ensure_ascii=False, separators=(",", ":")).encode(), {"dtype": "json"}),
         ("vocab", json.dumps(data.bm25.vocab, ensure_ascii=False, separators=(",", ":")).encode(), {"dtype": "json"}),
         ("edges", json.dumps([list(e) for e in data.edges], ensure_ascii=False).encode(), {"dtype": "json"}),
@@ -142,22 +169,6 @@ def serialize(data: StoreData) -> bytes:
     return bytes(out)
 
 
-def atomic_write(path: Path, payload: bytes) -> None:
-    """Write ``payload`` to ``path`` so readers see the old or the new file, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def save_store(data: StoreData, path: Path) -> int:
     payload = serialize(data)
     try:
@@ -168,6 +179,9 @@ def save_store(data: StoreData, path: Path) -> int:
 
 
 # -- reading ---------------------------------------------------------------
+
+# struct/memoryview codes of the little-endian dtypes the writer uses.
+_VIEW_CODES = {"<f8": "d", "<i8": "q", "<i4": "i"}
 
 
 class _Sections:
@@ -182,7 +196,23 @@ class _Sections:
             raise ValueError(f"section {name} runs past the end of the file")
         return memoryview(self.buf)[start:end]
 
+    def check(self) -> None:
+        """Every section lies inside the file and holds whole items: later lazy reads cannot fail."""
+        for name, info in self.table.items():
+            self.raw(name)
+            size = {"d": 8, "q": 8, "i": 4}.get(_VIEW_CODES.get(info["dtype"], ""), 1)
+            if int(info["length"]) % size or int(info["offset"]) < 0:
+                raise ValueError(f"section {name} is malformed")
+
+    def view(self, name: str) -> memoryview:
+        """A section as a flat typed memoryview (no copy, no numpy)."""
+        code = _VIEW_CODES[self.table[name]["dtype"]]
+        raw = self.raw(name)
+        return raw.cast(code) if len(raw) else memoryview(b"").cast(code)
+
     def array(self, name: str) -> np.ndarray:
+        import numpy as np
+
         info = self.table[name]
         arr = np.frombuffer(self.raw(name), dtype=np.dtype(info["dtype"]))
         shape = info.get("shape")
@@ -190,6 +220,119 @@ class _Sections:
 
     def json(self, name: str) -> Any:
         return json.loads(bytes(self.raw(name)).decode("utf-8"))
+
+
+class MappedChunks(Sequence[Chunk]):
+    """The chunks of a mapped store, built (and their text decoded) on first access."""
+
+    def __init__(self, columns: dict[str, list[Any]], paths: list[str], blob: memoryview, ptr: memoryview) -> None:
+        self._cols = columns
+        self._paths = paths
+        self._blob = blob
+        self._ptr = ptr
+        self._built: list[Chunk | None] = [None] * len(columns["chunk_id"])
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+    def _build(self, i: int) -> Chunk:
+        c = self._cols
+        text = str(self._blob[self._ptr[i] : self._ptr[i + 1]], "utf-8")
+        chunk = Chunk(c["chunk_id"][i], self._paths[c["file"][i]], c["start_line"][i], c["end_line"][i],
+                      c["chunk_type"][i], c["kind"][i], c["language"][i], text, c["token_count"][i])
+        self._built[i] = chunk
+        return chunk
+
+    @overload
+    def __getitem__(self, index: int) -> Chunk: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Chunk]: ...
+    def __getitem__(self, index: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._built)))]
+        chunk = self._built[index]
+        return chunk if chunk is not None else self._build(index if index >= 0 else index + len(self._built))
+
+    def __iter__(self) -> Iterator[Chunk]:
+        for i in range(len(self._built)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # Cheap column reads that build no Chunk.
+    def chunk_id(self, i: int) -> str:
+        return self._cols["chunk_id"][i]
+
+    def file_path(self, i: int) -> str:
+        return self._paths[self._cols["file"][i]]
+
+    def content_bytes(self, i: int) -> bytes:
+        return bytes(self._blob[self._ptr[i] : self._ptr[i + 1]])
+
+
+class MappedStore(StoreData):
+    """A store opened from disk: sections are decoded or wrapped in arrays only when first used."""
+
+    def __init__(self, meta: dict[str, Any], sections: _Sections, path: Path, size: int) -> None:
+        # StoreData's generated __init__ is bypassed on purpose: every field is a lazy property here.
+        self.meta = meta
+        self.path = path
+        self.size_bytes = size
+        self.sections = sections
+        sections.check()
+        files_raw = sections.json("files")
+        self.files = [FileEntry(f["path"], f["sha256"], int(f["tokens"]), int(f["first"]), int(f["count"]),
+                                list(f["imports"])) for f in files_raw]
+        self.edges = [(a, b) for a, b in sections.json("edges")]
+        columns = sections.json("columns")
+        ptr = sections.view("content_ptr")
+        n = len(columns["chunk_id"])
+        if any(len(col) != n for col in columns.values()) or len(ptr) != n + 1:
+            raise ValueError("chunk columns have different lengths")
+        if ptr[n] > len(sections.raw("content")) or max(columns["file"], default=-1) >= len(self.files):
+            raise ValueError("chunk columns point outside the store")
+        self.chunks = MappedChunks(columns, [f.path for f in self.files], sections.raw("content"), ptr)
+        shape = sections.table["embeddings"].get("shape") or [0, 0]
+        rows, dim = (int(shape[0]), int(shape[1])) if len(shape) == 2 else (0, 0)
+        if rows != n or len(sections.raw("embeddings")) != rows * dim * 8:
+            raise ValueError("embedding rows do not match the chunk count")
+        self._shape = (rows, dim)
+        lengths = {name: int(info["length"]) for name, info in sections.table.items()}
+        if lengths["bm25_docs"] != lengths["bm25_tfs"] or lengths["doc_len"] != n * 8:
+            raise ValueError("the BM25 sections do not match the chunk count")
+
+    def embedding_rows(self) -> tuple[int, int]:
+        return self._shape
+
+    @property
+    def chunk_ids(self) -> Sequence[str]:
+        return self.chunks._cols["chunk_id"]
+
+    @cached_property
+    def embeddings(self) -> np.ndarray:  # type: ignore[override]
+        return self.sections.array("embeddings")
+
+    @cached_property
+    def bm25(self) -> Bm25Arrays:  # type: ignore[override]
+        s = self.sections
+        return Bm25Arrays(self.vocab, s.array("bm25_ptr"), s.array("bm25_docs"), s.array("bm25_tfs"),
+                          s.array("doc_len"))
+
+    @cached_property
+    def vocab(self) -> list[str]:
+        try:
+            vocab = self.sections.json("vocab")
+        except ValueError as exc:
+            raise CceError(f"the index at {self.path} is corrupt ({exc}) — re-run `cce index` to rebuild it") from exc
+        if not isinstance(vocab, list) or len(vocab) + 1 != len(self.sections.raw("bm25_ptr")) // 8:
+            raise CceError(f"the index at {self.path} is corrupt (vocabulary and postings disagree) — "
+                           "re-run `cce index` to rebuild it")
+        return vocab
 
 
 def load_store(path: str | os.PathLike[str]) -> StoreData:
@@ -204,29 +347,14 @@ def load_store(path: str | os.PathLike[str]) -> StoreData:
             raise ValueError("not a cce store (bad magic)")
         (header_len,) = struct.unpack("<Q", buf[8:16])
         header = json.loads(bytes(buf[16 : 16 + header_len]).decode("utf-8"))
-        if header.get("format") != FORMAT:
-            raise ValueError(f"unsupported store format {header.get('format')!r}")
-        sec = _Sections(buf, 16 + header_len, header["sections"])
-        cols = sec.json("columns")
-        contents = sec.json("content")
-        files_raw = sec.json("files")
-        files = [FileEntry(f["path"], f["sha256"], int(f["tokens"]), int(f["first"]), int(f["count"]),
-                           list(f["imports"])) for f in files_raw]
-        paths = [f.path for f in files]
-        chunks = [
-            Chunk(cid, paths[fi], sl, el, ct, kd, lg, content, tc)
-            for cid, fi, sl, el, ct, kd, lg, tc, content in zip(
-                cols["chunk_id"], cols["file"], cols["start_line"], cols["end_line"], cols["chunk_type"],
-                cols["kind"], cols["language"], cols["token_count"], contents, strict=True)
-        ]
-        embeddings = sec.array("embeddings")
-        if embeddings.shape[0] != len(chunks):
-            raise ValueError("embedding rows do not match the chunk count")
-        bm25 = Bm25Arrays(sec.json("vocab"), sec.array("bm25_ptr"), sec.array("bm25_docs"),
-                          sec.array("bm25_tfs"), sec.array("doc_len"))
-        edges = [(a, b) for a, b in sec.json("edges")]
+        fmt = header.get("format")
+        if fmt in OLDER_FORMATS:
+            raise CceError(f"the index at {p} was written by an older cce ({fmt}) — re-run `cce index` to rebuild it")
+        if fmt != FORMAT:
+            raise ValueError(f"unsupported store format {fmt!r}")
+        data = MappedStore(header.get("meta", {}), _Sections(buf, 16 + header_len, header["sections"]), p, size)
     except CceError:
         raise
     except (OSError, ValueError, KeyError, TypeError, IndexError, struct.error) as exc:
         raise CceError(f"the index at {p} is unreadable or corrupt ({exc}) — re-run `cce index` to rebuild it") from exc
-    return StoreData(header.get("meta", {}), chunks, embeddings, files, edges, bm25, path=p, size_bytes=size)
+    return data

@@ -13,6 +13,15 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # Hermetic: the plugin entry-point cache of every cce the tests start (in-process or as a
+    # subprocess) lives in a private directory, never in the user's ~/.cache.
+    if "CCE_CACHE_DIR" not in os.environ:
+        import tempfile
+
+        os.environ["CCE_CACHE_DIR"] = tempfile.mkdtemp(prefix="cce-test-cache-")
+
+
 def reference_dir() -> Path:
     return Path(os.environ.get("CCE_REFERENCE_DIR", REPO_ROOT.parent / "shared" / "reference"))
 

@@ -586,7 +586,7 @@ def test_unreachable_embedder_falls_back_to_keywords_with_the_notice(tmp_path: P
     from ollama_stub import OllamaStub, closed_port_url
 
     root = write_tiny_repo(tmp_path / "oll")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCE_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCE_") or k == "CCE_CACHE_DIR"}
     env.update({"CCE_OLLAMA_MODEL": "stub-model", "CCE_OLLAMA_TIMEOUT": "5"})
     with OllamaStub() as stub:
         done = subprocess.run([cce_executable(), "index", str(root), "--embedder", "ollama", "--no-metrics"],

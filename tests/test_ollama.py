@@ -307,7 +307,7 @@ def make_project(root: Path) -> Path:
 def run_cce(
     *args: str | Path, url: str, cwd: Path, model: str = "stub-model", timeout: str = "10"
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCE_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCE_") or k == "CCE_CACHE_DIR"}
     env.update({"CCE_OLLAMA_URL": url, "CCE_OLLAMA_MODEL": model, "CCE_OLLAMA_TIMEOUT": timeout})
     assert CCE is not None
     return subprocess.run(

@@ -12,17 +12,18 @@ from cce_core.plugins import PluginHost
 
 class _BrokenEntryPoint:
     name = "broken"
-    value = "cce_pack_broken"
+    value = "cce_pack_broken_for_test"
     group = "cce"
 
     class dist:  # mimics importlib.metadata.Distribution
         name = "cce-pack-broken"
-
-    def load(self):
-        raise ImportError("No module named 'tree_sitter_broken'")
+        version = "0.0.1"
 
 
-def test_a_plugin_that_fails_to_load_stops_the_engine_with_a_clear_error(monkeypatch):
+def test_a_plugin_that_fails_to_load_stops_the_engine_with_a_clear_error(monkeypatch, tmp_path):
+    # An installed pack whose grammar is missing: importing its module fails.
+    (tmp_path / "cce_pack_broken_for_test.py").write_text("import tree_sitter_broken\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
     real = metadata.entry_points
 
     def fake_entry_points(**kwargs):
@@ -30,11 +31,12 @@ def test_a_plugin_that_fails_to_load_stops_the_engine_with_a_clear_error(monkeyp
         return [*found, _BrokenEntryPoint()] if kwargs.get("group") == "cce" else found
 
     monkeypatch.setattr(metadata, "entry_points", fake_entry_points)
+    monkeypatch.setenv("CCE_NO_PLUGIN_CACHE", "1")  # scan through the patched metadata, not the cache
     host = PluginHost()
     assert "python" in host.packs.names()  # the healthy plugins still load
     problems = host.startup_problems()
     assert problems == [
-        'plugin "broken" from distribution "cce-pack-broken" failed to load: ImportError: '
+        'plugin "broken" from distribution "cce-pack-broken" failed to load: ModuleNotFoundError: '
         "No module named 'tree_sitter_broken' — reinstall or uninstall that distribution"
     ]
     with pytest.raises(CceError, match='plugin "broken" from distribution "cce-pack-broken" failed to load'):

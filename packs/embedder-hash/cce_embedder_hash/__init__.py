@@ -4,16 +4,23 @@ No model, no network, and bit-identical across the engine family: each token
 adds +1 or -1 (the hash's top bit) to bucket ``hash mod 256``, and the vector
 is L2-normalised. Counts are small integers, so the accumulation is exact in
 any order; the hash of each distinct token is computed once per process.
+
+A query is embedded in plain Python (numpy is imported only for batches), so a
+one-shot search need not load numpy at all; the float steps are the same
+(square root of an exact integer sum, then one division per bucket).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from cce_core.hookspecs import hookimpl
 from cce_core.textrules import fnv1a64, tokenize_bytes
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
 
 EMBED_DIM = 256
 
@@ -39,6 +46,8 @@ class HashEmbedder:
         return [codes.get(t) or make(t) for t in tokenize_bytes(text.encode("utf-8"))]
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         n = len(texts)
         rows: list[int] = []
         flat: list[int] = []
@@ -63,6 +72,8 @@ class HashEmbedder:
         Same result as :meth:`embed_batch` on the texts, but each distinct token
         is hashed once and the per-token work happens in numpy.
         """
+        import numpy as np
+
         n = len(lengths)
         if not len(flat_ids):
             return np.zeros((n, EMBED_DIM), dtype=np.float64)
@@ -75,8 +86,18 @@ class HashEmbedder:
         norms = np.sqrt((counts * counts).sum(axis=1))
         return counts / np.where(norms > 0, norms, 1.0)[:, None]
 
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_batch([text])[0]
+    def embed_query(self, text: str) -> list[float]:
+        counts = [0] * EMBED_DIM
+        for code in self._signed_codes(text):
+            if code > 0:
+                counts[code - 1] += 1
+            else:
+                counts[-code - 1] -= 1
+        # The squares are small integers, so their sum (and hence the norm) is exact in any order.
+        norm = math.sqrt(float(sum(c * c for c in counts)))
+        if norm == 0.0:
+            return [0.0] * EMBED_DIM
+        return [c / norm for c in counts]
 
 
 @hookimpl
