@@ -166,6 +166,7 @@ PARALLEL_MIN_BYTES = 1 << 20
 _worker_host: PluginHost | None = None
 _worker_chunker: Chunker | None = None
 _worker_protect = True
+_worker_items: list[tuple[str, str]] = []
 
 
 def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool) -> ChunkedFile:
@@ -176,12 +177,13 @@ def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool) -
     return result.chunks, list(result.imports), estimate_tokens_bytes(len(clean.encode("utf-8")))
 
 
-def _worker_chunk(item: tuple[str, str]) -> ChunkedFile:
+def _worker_chunk(k: int) -> tuple[int, ChunkedFile]:
     global _worker_chunker
     if _worker_chunker is None:
         assert _worker_host is not None
         _worker_chunker = Chunker(_worker_host)
-    return _chunk_text(_worker_chunker, item[0], item[1], _worker_protect)
+    path, text = _worker_items[k]  # inherited through fork: only the index crosses the pipe
+    return k, _chunk_text(_worker_chunker, path, text, _worker_protect)
 
 
 def _worker_count(items: list[tuple[str, str]]) -> int:
@@ -202,18 +204,24 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets
     workers = _worker_count(items)
     total = len(items)
     if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-        global _worker_host, _worker_protect, _worker_chunker
-        # Forked workers inherit the loaded plugins; each builds its own parsers.
-        _worker_host, _worker_protect, _worker_chunker = host, protect_secrets, None
-        out: list[ChunkedFile] = []
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            for done, result in enumerate(pool.imap(_worker_chunk, items, chunksize=8), 1):
-                out.append(result)
-                if on_result is not None:
-                    on_result(done - 1, result)
-                if progress is not None:
-                    progress(done, total)
-        return out
+        global _worker_host, _worker_protect, _worker_chunker, _worker_items
+        # Forked workers inherit the loaded plugins and the texts; each builds its own parsers.
+        _worker_host, _worker_protect, _worker_chunker, _worker_items = host, protect_secrets, None, items
+        # Largest files first, one at a time: a big file handed out last would leave the
+        # other worker idle while it finishes (jq has a few files ten times the median).
+        order = sorted(range(total), key=lambda k: -len(items[k][1]))
+        out: list[ChunkedFile | None] = [None] * total
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                for done, (k, result) in enumerate(pool.imap_unordered(_worker_chunk, order), 1):
+                    out[k] = result
+                    if on_result is not None:
+                        on_result(k, result)
+                    if progress is not None:
+                        progress(done, total)
+        finally:
+            _worker_items = []
+        return out  # type: ignore[return-value]  # every slot is filled
     chunker = Chunker(host)
     serial: list[ChunkedFile] = []
     for done, (path, text) in enumerate(items, 1):
