@@ -34,15 +34,46 @@ class TokenIds:
     lengths: np.ndarray  # int64 tokens per chunk
 
 
-def token_ids(token_lists: list[list[bytes]]) -> TokenIds:
-    import numpy as np
+class TokenIdEncoder:
+    """Token ids over one growing vocabulary, filled a file at a time.
 
-    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
-    everything = list(chain.from_iterable(token_lists))
-    vocab = list(dict.fromkeys(everything))  # first-seen order, at C speed
-    ids = {t: i for i, t in enumerate(vocab)}
-    flat = np.fromiter(map(ids.__getitem__, everything), dtype=np.int64, count=len(everything))
-    return TokenIds(vocab, flat, lengths)
+    The indexer encodes each file's tokens as its chunking result arrives, so
+    this work overlaps the worker processes instead of following them. Which
+    id a token gets never shows in the output: BM25 re-sorts the vocabulary
+    and the embedders only look tokens up, so arrival order is harmless.
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[bytes, int] = {}
+
+    @property
+    def vocab(self) -> list[bytes]:
+        return list(self._ids)
+
+    def encode(self, token_lists: list[list[bytes]]) -> tuple[np.ndarray, np.ndarray]:
+        """(flat ids, tokens per text) of ``token_lists``, adding unseen tokens to the vocabulary."""
+        import numpy as np
+
+        ids = self._ids
+        unseen = [t for t in dict.fromkeys(chain.from_iterable(token_lists)) if t not in ids]
+        ids.update(zip(unseen, range(len(ids), len(ids) + len(unseen)), strict=True))
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+        flat = np.fromiter(map(ids.__getitem__, chain.from_iterable(token_lists)), dtype=np.int64,
+                           count=int(lengths.sum()))
+        return flat, lengths
+
+    def token_ids(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> TokenIds:
+        """Join encoded parts, in the order given, into one :class:`TokenIds`."""
+        import numpy as np
+
+        if not parts:
+            return TokenIds(self.vocab, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        return TokenIds(self.vocab, np.concatenate([f for f, _ in parts]), np.concatenate([n for _, n in parts]))
+
+
+def token_ids(token_lists: list[list[bytes]]) -> TokenIds:
+    encoder = TokenIdEncoder()
+    return encoder.token_ids([encoder.encode(token_lists)])
 
 
 def build_bm25(token_lists: list[list[bytes]] | TokenIds) -> Bm25Arrays:

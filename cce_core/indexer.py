@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .bm25 import TokenIds, build_bm25, token_ids
+from .bm25 import TokenIdEncoder, TokenIds, build_bm25
 from .chunker import Chunk, Chunker
 from .errors import CceError
 from .graph import build_edges
@@ -86,13 +86,6 @@ def build_index(
     digests = [hashlib.sha256(wf.raw).hexdigest() for wf in walked.files]
     to_chunk = [i for i, wf in enumerate(walked.files)
                 if (prior := reusable.get(wf.path)) is None or prior[0].sha256 != digests[i]]
-    # Tokenize each chunked file as its result arrives: with worker processes
-    # chunking, this process would otherwise sit idle until they finish.
-    fresh_tokens: dict[int, list[list[bytes]]] = {}
-
-    def tokenize_result(k: int, result: ChunkedFile) -> None:
-        fresh_tokens[to_chunk[k]] = [tokenize_bytes(c.content.encode("utf-8")) for c in result[0]]
-
     if previous is not None and reusable and not to_chunk and [f.path for f in previous.files] == [
             wf.path for wf in walked.files]:
         dim = previous.embeddings.shape[1] if previous.embeddings.ndim == 2 else 0
@@ -102,14 +95,22 @@ def build_index(
                                         len(previous.chunks), len(previous.files), previous.size_bytes,
                                         time.perf_counter() - started)
 
+    # One tokenization serves BM25 and, when the embedder can use it, the vectors. Each
+    # chunked file's tokens get their ids as its result arrives, while the workers go on.
+    encoder = TokenIdEncoder()
+    encoded: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def encode_result(k: int, result: ChunkedFile) -> None:
+        encoded[to_chunk[k]] = encoder.encode(result[3])
+
     items = [(walked.files[i].path, walked.files[i].text) for i in to_chunk]
-    fresh = dict(zip(to_chunk, _chunk_files(host, items, protect_secrets, progress, tokenize_result), strict=True))
+    fresh = dict(zip(to_chunk, _chunk_files(host, items, protect_secrets, progress, encode_result), strict=True))
 
     chunks: list[Chunk] = []
     files: list[FileEntry] = []
     reused_rows: list[tuple[int, np.ndarray]] = []  # (first new row, block of old vectors)
     new_rows: list[int] = []
-    token_lists: list[list[bytes]] = []
+    id_parts: list[tuple[np.ndarray, np.ndarray]] = []
     reused_files = 0
     for n, wf in enumerate(walked.files):
         digest = digests[n]
@@ -118,19 +119,18 @@ def build_index(
             entry, old = reusable[wf.path]
             block = old.chunks[entry.first_chunk : entry.first_chunk + entry.chunk_count]
             chunks.extend(block)
-            token_lists.extend(tokenize_bytes(c.content.encode("utf-8")) for c in block)
+            id_parts.append(encoder.encode([tokenize_bytes(c.content.encode("utf-8")) for c in block]))
             reused_rows.append((first, old.embeddings[entry.first_chunk : entry.first_chunk + entry.chunk_count]))
             files.append(FileEntry(wf.path, digest, entry.tokens, first, len(block), list(entry.imports)))
             reused_files += 1
         else:
-            file_chunks, imports, tokens = fresh[n]
+            file_chunks, imports, tokens, _chunk_tokens = fresh[n]
             chunks.extend(file_chunks)
-            token_lists.extend(fresh_tokens[n])
+            id_parts.append(encoded[n])
             new_rows.extend(range(first, len(chunks)))
             files.append(FileEntry(wf.path, digest, tokens, first, len(file_chunks), imports))
 
-    # One tokenization serves BM25 and, when the embedder can use it, the vectors.
-    tids = token_ids(token_lists)
+    tids = encoder.token_ids(id_parts)
     try:
         new_vectors = _embed(embedder, [chunks[i].content for i in new_rows], new_rows, tids)
     except EmbedderError as exc:
@@ -158,7 +158,8 @@ def build_index(
     return data, stats
 
 
-ChunkedFile = tuple[list[Chunk], list[str], int]  # chunks, imports, whole-file tokens
+# chunks, imports, whole-file token estimate, each chunk's tokens (for BM25 and the embedder)
+ChunkedFile = tuple[list[Chunk], list[str], int, list[list[bytes]]]
 
 # Parallel chunking: worth a second process only for a sizeable amount of text.
 PARALLEL_MIN_FILES = 48
@@ -174,16 +175,23 @@ def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool) -
 
     clean = redact(text) if protect_secrets else text
     result = chunker.chunk_file(path, clean)
-    return result.chunks, list(result.imports), estimate_tokens_bytes(len(clean.encode("utf-8")))
+    chunk_tokens = [tokenize_bytes(c.content.encode("utf-8")) for c in result.chunks]
+    return result.chunks, list(result.imports), estimate_tokens_bytes(len(clean.encode("utf-8"))), chunk_tokens
 
 
-def _worker_chunk(k: int) -> tuple[int, ChunkedFile]:
+# A worker sends each chunk's tokens as one space-joined bytes object: one object pickles
+# far faster than hundreds of small ones, and a token never contains whitespace.
+_PackedFile = tuple[list[Chunk], list[str], int, list[bytes]]
+
+
+def _worker_chunk(k: int) -> tuple[int, _PackedFile]:
     global _worker_chunker
     if _worker_chunker is None:
         assert _worker_host is not None
         _worker_chunker = Chunker(_worker_host)
     path, text = _worker_items[k]  # inherited through fork: only the index crosses the pipe
-    return k, _chunk_text(_worker_chunker, path, text, _worker_protect)
+    chunks, imports, tokens, chunk_tokens = _chunk_text(_worker_chunker, path, text, _worker_protect)
+    return k, (chunks, imports, tokens, [b" ".join(t) for t in chunk_tokens])
 
 
 def _worker_count(items: list[tuple[str, str]]) -> int:
@@ -213,8 +221,9 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets
         out: list[ChunkedFile | None] = [None] * total
         try:
             with multiprocessing.get_context("fork").Pool(workers) as pool:
-                for done, (k, result) in enumerate(pool.imap_unordered(_worker_chunk, order), 1):
-                    out[k] = result
+                for done, (k, (chunks, imports, tokens, packed)) in enumerate(
+                        pool.imap_unordered(_worker_chunk, order), 1):
+                    out[k] = result = (chunks, imports, tokens, [joined.split() for joined in packed])
                     if on_result is not None:
                         on_result(k, result)
                     if progress is not None:

@@ -117,6 +117,19 @@ def _pad(n: int) -> int:
 
 
 def serialize(data: StoreData) -> bytes:
+    return b"".join(serialize_parts(data))
+
+
+def _raw(array: Any, dtype: str) -> memoryview:
+    """The little-endian bytes of ``array`` without a copy when it already has that layout."""
+    import numpy as np
+
+    contiguous = np.ascontiguousarray(array, dtype=dtype)
+    return memoryview(contiguous).cast("B") if contiguous.size else memoryview(b"")
+
+
+def serialize_parts(data: StoreData) -> list[bytes | memoryview]:
+    """The store file as a list of byte strings, in order (written one after another, never joined)."""
     import numpy as np
 
     chunks = data.chunks
@@ -141,13 +154,12 @@ def serialize(data: StoreData) -> bytes:
     content_ptr = [0] * (len(encoded) + 1)
     for i, raw in enumerate(encoded):
         content_ptr[i + 1] = content_ptr[i] + len(raw)
-    blobs: list[tuple[str, bytes, dict[str, Any]]] = [
-        ("embeddings", np.ascontiguousarray(data.embeddings, dtype="<f8").tobytes(),
-         {"dtype": "<f8", "shape": list(data.embeddings.shape)}),
-        ("bm25_ptr", np.ascontiguousarray(data.bm25.ptr, dtype="<i8").tobytes(), {"dtype": "<i8"}),
-        ("bm25_docs", np.ascontiguousarray(data.bm25.docs, dtype="<i4").tobytes(), {"dtype": "<i4"}),
-        ("bm25_tfs", np.ascontiguousarray(data.bm25.tfs, dtype="<i4").tobytes(), {"dtype": "<i4"}),
-        ("doc_len", np.ascontiguousarray(data.bm25.doc_len, dtype="<i8").tobytes(), {"dtype": "<i8"}),
+    blobs: list[tuple[str, bytes | memoryview, dict[str, Any]]] = [
+        ("embeddings", _raw(data.embeddings, "<f8"), {"dtype": "<f8", "shape": list(data.embeddings.shape)}),
+        ("bm25_ptr", _raw(data.bm25.ptr, "<i8"), {"dtype": "<i8"}),
+        ("bm25_docs", _raw(data.bm25.docs, "<i4"), {"dtype": "<i4"}),
+        ("bm25_tfs", _raw(data.bm25.tfs, "<i4"), {"dtype": "<i4"}),
+        ("doc_len", _raw(data.bm25.doc_len, "<i8"), {"dtype": "<i8"}),
         ("columns", json.dumps(columns, ensure_ascii=False, separators=(",", ":")).encode(), {"dtype": "json"}),
         ("content", content_blob, {"dtype": "utf-8"}),
         ("content_ptr", np.asarray(content_ptr, dtype="<i8").tobytes(), {"dtype": "<i8"}),
@@ -163,19 +175,21 @@ def serialize(data: StoreData) -> bytes:
     header = json.dumps({"format": FORMAT, "meta": data.meta, "sections": sections},
                         ensure_ascii=False, sort_keys=True).encode()
     header += b" " * _pad(len(MAGIC) + 8 + len(header))
-    out = bytearray(MAGIC + struct.pack("<Q", len(header)) + header)
+    parts: list[bytes | memoryview] = [MAGIC + struct.pack("<Q", len(header)) + header]
     for _name, blob, _info in blobs:
-        out += blob + b"\0" * _pad(len(blob))
-    return bytes(out)
+        parts.append(blob)
+        if _pad(len(blob)):
+            parts.append(b"\0" * _pad(len(blob)))
+    return parts
 
 
 def save_store(data: StoreData, path: Path) -> int:
-    payload = serialize(data)
+    parts = serialize_parts(data)
     try:
-        atomic_write(path, payload)
+        atomic_write(path, parts)
     except OSError as exc:
         raise CceError(f"could not write the store {path}: {exc.strerror or exc}") from exc
-    return len(payload)
+    return sum(len(p) for p in parts)
 
 
 # -- reading ---------------------------------------------------------------
