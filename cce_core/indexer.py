@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -164,10 +165,6 @@ ChunkedFile = tuple[list[Chunk], list[str], int, list[list[bytes]]]
 # Parallel chunking: worth a second process only for a sizeable amount of text.
 PARALLEL_MIN_FILES = 48
 PARALLEL_MIN_BYTES = 1 << 20
-_worker_host: PluginHost | None = None
-_worker_chunker: Chunker | None = None
-_worker_protect = True
-_worker_items: list[tuple[str, str]] = []
 
 
 def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool) -> ChunkedFile:
@@ -179,21 +176,6 @@ def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool) -
     return result.chunks, list(result.imports), estimate_tokens_bytes(len(clean.encode("utf-8"))), chunk_tokens
 
 
-# A worker sends each chunk's tokens as one space-joined bytes object: one object pickles
-# far faster than hundreds of small ones, and a token never contains whitespace.
-_PackedFile = tuple[list[Chunk], list[str], int, list[bytes]]
-
-
-def _worker_chunk(k: int) -> tuple[int, _PackedFile]:
-    global _worker_chunker
-    if _worker_chunker is None:
-        assert _worker_host is not None
-        _worker_chunker = Chunker(_worker_host)
-    path, text = _worker_items[k]  # inherited through fork: only the index crosses the pipe
-    chunks, imports, tokens, chunk_tokens = _chunk_text(_worker_chunker, path, text, _worker_protect)
-    return k, (chunks, imports, tokens, [b" ".join(t) for t in chunk_tokens])
-
-
 def _worker_count(items: list[tuple[str, str]]) -> int:
     configured = os.environ.get("CCE_WORKERS", "").strip()
     if configured.isdigit() and int(configured) >= 1:
@@ -203,43 +185,105 @@ def _worker_count(items: list[tuple[str, str]]) -> int:
     return min(os.cpu_count() or 1, 4)
 
 
+def _shards(items: list[tuple[str, str]], count: int) -> list[list[int]]:
+    """Split item indices into ``count`` shards of about equal text, largest files placed first.
+
+    Greedy: each file, biggest first, goes to the lightest shard so far, so no
+    shard is left with a big file at its end while the others are done.
+    """
+    shards: list[list[int]] = [[] for _ in range(count)]
+    loads = [0] * count
+    for k in sorted(range(len(items)), key=lambda k: -len(items[k][1])):
+        lightest = loads.index(min(loads))
+        shards[lightest].append(k)
+        loads[lightest] += len(items[k][1]) + 1
+    for shard in shards:
+        shard.sort()
+    return shards
+
+
+def _child_shard(host: PluginHost, items: list[tuple[str, str]], shard: list[int], protect_secrets: bool,
+                 conn: Any) -> None:
+    """Body of a forked child: chunk its shard and send every result back in one message."""
+    try:
+        chunker = Chunker(host)
+        packed = []
+        for k in shard:
+            chunks, imports, tokens, chunk_tokens = _chunk_text(chunker, *items[k], protect_secrets)
+            # Each chunk's tokens travel as one space-joined bytes object: one object pickles far
+            # faster than hundreds of small ones, and a token never contains whitespace.
+            packed.append((chunks, imports, tokens, [b" ".join(t) for t in chunk_tokens]))
+        conn.send(("ok", packed))
+    except BaseException as exc:  # reported by the parent, which owns the error line
+        conn.send(("error", exc if isinstance(exc, CceError) else CceError(f"{type(exc).__name__}: {exc}")))
+    finally:
+        conn.close()
+
+
 def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets: bool,
                  progress: Callable[[int, int], None] | None,
                  on_result: Callable[[int, ChunkedFile], None] | None = None) -> list[ChunkedFile]:
-    """Redact and chunk ``items`` in order, on several processes when it pays off."""
+    """Redact, chunk and tokenize ``items`` in order, on several processes when it pays off.
+
+    In parallel, this process works one shard itself and forked children
+    (which inherit the loaded plugins and the texts) work the others, each
+    sending its results back in one message at the end: no task queue and no
+    helper threads, and exactly as many busy processes as workers.
+    """
     import multiprocessing
 
     workers = _worker_count(items)
     total = len(items)
-    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-        global _worker_host, _worker_protect, _worker_chunker, _worker_items
-        # Forked workers inherit the loaded plugins and the texts; each builds its own parsers.
-        _worker_host, _worker_protect, _worker_chunker, _worker_items = host, protect_secrets, None, items
-        # Largest files first, one at a time: a big file handed out last would leave the
-        # other worker idle while it finishes (jq has a few files ten times the median).
-        order = sorted(range(total), key=lambda k: -len(items[k][1]))
-        out: list[ChunkedFile | None] = [None] * total
-        try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                for done, (k, (chunks, imports, tokens, packed)) in enumerate(
-                        pool.imap_unordered(_worker_chunk, order), 1):
-                    out[k] = result = (chunks, imports, tokens, [joined.split() for joined in packed])
-                    if on_result is not None:
-                        on_result(k, result)
-                    if progress is not None:
-                        progress(done, total)
-        finally:
-            _worker_items = []
-        return out  # type: ignore[return-value]  # every slot is filled
-    chunker = Chunker(host)
-    serial: list[ChunkedFile] = []
-    for done, (path, text) in enumerate(items, 1):
-        serial.append(_chunk_text(chunker, path, text, protect_secrets))
+    out: list[ChunkedFile | None] = [None] * total
+    done = 0
+
+    def finished(k: int, result: ChunkedFile) -> None:
+        nonlocal done
+        out[k] = result
+        done += 1
         if on_result is not None:
-            on_result(done - 1, serial[-1])
+            on_result(k, result)
         if progress is not None:
             progress(done, total)
-    return serial
+
+    if workers > 1 and total > 1 and "fork" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("fork")
+        # Equal shares: measured on jq and zod, this process (which also numbers the tokens)
+        # finishes its shard within a few tens of milliseconds of the children.
+        own, *others = _shards(items, min(workers, total))
+        children = []
+        for shard in others:
+            receive, send = context.Pipe(duplex=False)
+            child = context.Process(target=_child_shard, args=(host, items, shard, protect_secrets, send),
+                                    daemon=True)
+            child.start()
+            send.close()
+            children.append((child, receive, shard))
+        try:
+            chunker = Chunker(host)
+            for k in own:
+                finished(k, _chunk_text(chunker, *items[k], protect_secrets))
+            for _child, receive, shard in children:
+                try:
+                    status, payload = receive.recv()
+                except EOFError:
+                    raise CceError("a chunking worker process died — re-run with CCE_WORKERS=1 to "
+                                   "index in one process") from None
+                if status != "ok":
+                    raise payload
+                for k, (chunks, imports, tokens, packed) in zip(shard, payload, strict=True):
+                    finished(k, (chunks, imports, tokens, [joined.split() for joined in packed]))
+        finally:
+            for child, receive, _shard in children:
+                receive.close()
+                child.join(timeout=5)
+                if child.is_alive():
+                    child.kill()
+        return out  # type: ignore[return-value]  # every slot is filled
+    chunker = Chunker(host)
+    for k, (path, text) in enumerate(items):
+        finished(k, _chunk_text(chunker, path, text, protect_secrets))
+    return out  # type: ignore[return-value]
 
 
 def _embed(embedder: Embedder, texts: list[str], rows: list[int], tids: TokenIds) -> np.ndarray:

@@ -1,0 +1,95 @@
+"""Parallel chunking: same results as serial, balanced shards, and worker failures as clear errors."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import pytest
+from conftest import REPO_ROOT
+
+from cce_core import indexer
+from cce_core.errors import CceError
+from cce_core.hookspecs import hookimpl
+from cce_core.plugins import PluginHost, default_host
+from cce_core.walker import walk
+
+
+def _items() -> list[tuple[str, str]]:
+    walked = walk(str(REPO_ROOT / "cce_core"), protect_secrets=True)
+    return [(f.path, f.text) for f in walked.files]
+
+
+@pytest.mark.parametrize("workers", ["2", "3"])
+def test_parallel_results_equal_serial_results_in_order(monkeypatch, workers):
+    items = _items()
+    host = default_host()
+    monkeypatch.setenv("CCE_WORKERS", "1")
+    serial = indexer._chunk_files(host, items, True, None)
+    seen: list[int] = []
+    progress: list[tuple[int, int]] = []
+    monkeypatch.setenv("CCE_WORKERS", workers)
+    parallel = indexer._chunk_files(host, items, True, lambda d, t: progress.append((d, t)),
+                                    lambda k, _result: seen.append(k))
+    assert parallel == serial  # chunks, imports, token counts and every chunk's tokens
+    assert sorted(seen) == list(range(len(items)))  # each result reported once
+    assert progress[-1] == (len(items), len(items))
+
+
+def test_shards_balance_text_and_cover_every_item_once():
+    items = [(f"f{i}", "x" * size) for i, size in enumerate([900, 10, 500, 400, 30, 20, 300, 5])]
+    shards = indexer._shards(items, 2)
+    assert sorted(k for s in shards for k in s) == list(range(len(items)))
+    loads = [sum(len(items[k][1]) for k in s) for s in shards]
+    assert max(loads) - min(loads) <= 300  # greedy, biggest first
+    assert all(s == sorted(s) for s in shards)
+
+
+class _BrokenGrammarPlugin:
+    def __init__(self, pack):
+        self.pack = pack
+
+    @hookimpl
+    def cce_register_packs(self, register):
+        register(self.pack)
+
+
+def test_a_failure_inside_a_worker_is_one_clear_error(monkeypatch):
+    python_pack = next(p for p in default_host().packs.packs if p.name == "python")
+
+    def no_grammar():
+        raise RuntimeError("grammar library missing")
+
+    host = PluginHost([(_BrokenGrammarPlugin(replace(python_pack, grammar=no_grammar)), "broken")],
+                      entry_points=False)
+    items = _items()
+    monkeypatch.setenv("CCE_WORKERS", "2")
+    with pytest.raises(CceError, match=r"\[pack:python\] cannot be used \(RuntimeError: grammar library missing\)"):
+        indexer._chunk_files(host, items, True, None)
+
+
+def test_a_worker_that_dies_is_reported_not_hung(monkeypatch):
+    def die(*_args):
+        os._exit(3)
+
+    monkeypatch.setattr(indexer, "_child_shard", die)
+    monkeypatch.setenv("CCE_WORKERS", "2")
+    with pytest.raises(CceError, match="worker process died"):
+        indexer._chunk_files(default_host(), _items(), True, None)
+
+
+@pytest.mark.parametrize(("raised", "message"), [(CceError("boom in the child"), "boom in the child"),
+                                                 (ValueError("odd file"), "ValueError: odd file")])
+def test_an_error_raised_only_in_a_child_reaches_the_parent(monkeypatch, raised, message):
+    parent = os.getpid()
+    real = indexer._chunk_text
+
+    def fails_in_children(*args):
+        if os.getpid() != parent:
+            raise raised
+        return real(*args)
+
+    monkeypatch.setattr(indexer, "_chunk_text", fails_in_children)
+    monkeypatch.setenv("CCE_WORKERS", "2")
+    with pytest.raises(CceError, match=message):
+        indexer._chunk_files(default_host(), _items(), True, None)
