@@ -26,7 +26,7 @@ from .graph import build_edges
 from .hookspecs import Embedder, EmbedderError
 from .plugins import PluginHost
 from .store import FileEntry, StoreData, load_store, save_store
-from .textrules import estimate_tokens_bytes, tokenize_bytes
+from .textrules import estimate_tokens_bytes, token_separated, tokenize_bytes
 from .walker import walk
 
 SPEC_VERSION = "1.0"
@@ -167,12 +167,20 @@ PARALLEL_MIN_FILES = 48
 PARALLEL_MIN_BYTES = 1 << 20
 
 
-def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool) -> ChunkedFile:
+def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool, *,
+                pack_tokens: bool = False) -> tuple[list[Chunk], list[str], int, list[Any]]:
+    """Redact, chunk and tokenize one file.
+
+    With ``pack_tokens`` each chunk's tokens come as one bytes object whose
+    ``.split()`` gives them (``textrules.token_separated``): that is how a child
+    process ships them, since one object pickles far faster than hundreds.
+    """
     from .redactor import redact
 
     clean = redact(text) if protect_secrets else text
     result = chunker.chunk_file(path, clean)
-    chunk_tokens = [tokenize_bytes(c.content.encode("utf-8")) for c in result.chunks]
+    tokens_of = token_separated if pack_tokens else tokenize_bytes
+    chunk_tokens = [tokens_of(c.content.encode("utf-8")) for c in result.chunks]
     return result.chunks, list(result.imports), estimate_tokens_bytes(len(clean.encode("utf-8"))), chunk_tokens
 
 
@@ -207,12 +215,7 @@ def _child_shard(host: PluginHost, items: list[tuple[str, str]], shard: list[int
     """Body of a forked child: chunk its shard and send every result back in one message."""
     try:
         chunker = Chunker(host)
-        packed = []
-        for k in shard:
-            chunks, imports, tokens, chunk_tokens = _chunk_text(chunker, *items[k], protect_secrets)
-            # Each chunk's tokens travel as one space-joined bytes object: one object pickles far
-            # faster than hundreds of small ones, and a token never contains whitespace.
-            packed.append((chunks, imports, tokens, [b" ".join(t) for t in chunk_tokens]))
+        packed = [_chunk_text(chunker, *items[k], protect_secrets, pack_tokens=True) for k in shard]
         conn.send(("ok", packed))
     except BaseException as exc:  # reported by the parent, which owns the error line
         conn.send(("error", exc if isinstance(exc, CceError) else CceError(f"{type(exc).__name__}: {exc}")))
@@ -272,7 +275,7 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets
                 if status != "ok":
                     raise payload
                 for k, (chunks, imports, tokens, packed) in zip(shard, payload, strict=True):
-                    finished(k, (chunks, imports, tokens, [joined.split() for joined in packed]))
+                    finished(k, (chunks, imports, tokens, [separated.split() for separated in packed]))
         finally:
             for child, receive, _shard in children:
                 receive.close()

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
 TOKEN_ESTIMATOR_ID = "cce.tokens/v1"
 BYTES_PER_TOKEN = 4
 
-# A token is a maximal run of ASCII word bytes; everything else separates.
-_TOKEN_RE = re.compile(rb"[A-Za-z0-9_]+")
+# A token is a maximal run of ASCII word bytes ([A-Za-z0-9_]); everything else separates.
+# One translate() both lowercases A-Z and turns every other byte into a space, so
+# splitting on whitespace yields exactly the runs (several times faster than a regex).
+_WORD_BYTES = b"0123456789_abcdefghijklmnopqrstuvwxyz"
+_TOKEN_TABLE = bytes(
+    b + 32 if 65 <= b <= 90 else b if b in _WORD_BYTES else 32 for b in range(256)
+)
 
 FNV_OFFSET_BASIS = 0xCBF29CE484222325
 FNV_PRIME = 0x00000100000001B3
@@ -27,8 +31,15 @@ _U64 = 0xFFFFFFFFFFFFFFFF
 
 def tokenize_bytes(data: bytes) -> list[bytes]:
     """Tokens of raw UTF-8 bytes, ASCII-lowercased, in order (no dedupe)."""
-    # bytes.lower() touches only A-Z, exactly the rule the family pins.
-    return _TOKEN_RE.findall(data.lower())
+    return data.translate(_TOKEN_TABLE).split()
+
+
+def token_separated(data: bytes) -> bytes:
+    """``data`` with its tokens lowercased and every other byte a space: ``.split()`` gives the tokens.
+
+    A compact way to ship a text's tokens between processes (one bytes object).
+    """
+    return data.translate(_TOKEN_TABLE)
 
 
 def tokenize(text: str) -> list[str]:

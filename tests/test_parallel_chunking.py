@@ -84,10 +84,10 @@ def test_an_error_raised_only_in_a_child_reaches_the_parent(monkeypatch, raised,
     parent = os.getpid()
     real = indexer._chunk_text
 
-    def fails_in_children(*args):
+    def fails_in_children(*args, **kwargs):
         if os.getpid() != parent:
             raise raised
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(indexer, "_chunk_text", fails_in_children)
     monkeypatch.setenv("CCE_WORKERS", "2")

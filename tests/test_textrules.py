@@ -30,6 +30,24 @@ def test_tokenizer_treats_non_ascii_as_separator():
     assert tokenize("café_au_lait Ünïcode") == ["caf", "_au_lait", "n", "code"]
 
 
+def test_tokenizer_equals_the_regex_definition_on_every_byte():
+    """The translate-and-split tokenizer is the family's regex rule, byte for byte."""
+    import random
+    import re
+
+    from cce_core.textrules import token_separated, tokenize_bytes
+
+    rule = re.compile(rb"[A-Za-z0-9_]+")
+    every_byte = bytes(range(256)) * 2
+    samples = [every_byte, b"", b"   ", b"A\x0bB\x1cC\x85D\xa0E", "Ünïcode ß_x".encode()]
+    rng = random.Random(7)
+    samples += [bytes(rng.randrange(256) for _ in range(rng.randrange(80))) for _ in range(3000)]
+    for data in samples:
+        expected = rule.findall(data.lower())
+        assert tokenize_bytes(data) == expected, data
+        assert token_separated(data).split() == expected, data
+
+
 def test_fnv1a_published_vectors():
     assert fnv1a64(b"") == 0xCBF29CE484222325
     assert fnv1a64(b"a") == 0xAF63DC4C8601EC8C
