@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
 
 TOKEN_ESTIMATOR_ID = "cce.tokens/v1"
 BYTES_PER_TOKEN = 4
@@ -62,6 +65,34 @@ def fnv1a64(data: bytes) -> int:
     for b in data:
         h = ((h ^ b) * FNV_PRIME) & _U64
     return h
+
+
+def fnv1a64_many(items: Sequence[bytes]) -> np.ndarray:
+    """:func:`fnv1a64` of every item at once, as a uint64 array in the same order.
+
+    Hashing a whole vocabulary byte by byte in Python costs a fresh index run
+    tens of milliseconds; here the loop runs over byte positions instead, each
+    step one vectorised xor-and-multiply over the items still that long
+    (uint64 arithmetic wraps modulo 2**64 exactly as the mask does).
+    """
+    import numpy as np
+
+    n = len(items)
+    hashes = np.full(n, FNV_OFFSET_BASIS, dtype=np.uint64)
+    if n == 0:
+        return hashes
+    lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
+    order = np.argsort(-lengths, kind="stable")  # longest first: the active items are a prefix
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[order]
+    data = np.frombuffer(b"".join(items), dtype=np.uint8).astype(np.uint64)
+    ascending = np.sort(lengths)
+    prime = np.uint64(FNV_PRIME)
+    running = hashes.copy()
+    for position in range(int(ascending[-1])):
+        active = n - int(np.searchsorted(ascending, position, side="right"))
+        running[:active] = (running[:active] ^ data[starts[:active] + position]) * prime
+    hashes[order] = running
+    return hashes
 
 
 def chunk_id(file_path: str, start_line: int, end_line: int, content: bytes) -> str:

@@ -54,6 +54,20 @@ def test_fnv1a_published_vectors():
     assert fnv1a64(b"foobar") == 0x85944171F73967E8
 
 
+def test_vectorised_fnv1a_equals_the_byte_loop():
+    import random
+
+    from cce_core.textrules import fnv1a64_many
+
+    rng = random.Random(11)
+    items = [b"", b"a", b"foobar", bytes(range(256)), b"\xff" * 300]
+    items += [bytes(rng.randrange(256) for _ in range(rng.choice([1, 2, 7, 16, 33, 90]))) for _ in range(2000)]
+    hashes = fnv1a64_many(items)
+    assert str(hashes.dtype) == "uint64"
+    assert hashes.tolist() == [fnv1a64(x) for x in items]
+    assert fnv1a64_many([]).tolist() == []
+
+
 def test_token_estimate_counts_bytes_with_floor_of_one():
     assert estimate_tokens("") == 1
     assert estimate_tokens("abc") == 1

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cce_core.hookspecs import hookimpl
-from cce_core.textrules import fnv1a64, tokenize_bytes
+from cce_core.textrules import fnv1a64, fnv1a64_many, tokenize_bytes
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -39,6 +39,18 @@ class HashEmbedder:
         code = -bucket if h >> 63 else bucket
         self._codes[token] = code
         return code
+
+    def _learn_codes(self, tokens: Sequence[bytes]) -> None:
+        """Cache the signed code of every token not seen yet, hashing them all in one vectorised pass."""
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(tokens) if t not in self._codes]
+        if not missing:
+            return
+        hashes = fnv1a64_many(missing)
+        buckets = (hashes % np.uint64(EMBED_DIM)).astype(np.int64) + 1
+        negative = (hashes >> np.uint64(63)).astype(bool)
+        self._codes.update(zip(missing, np.where(negative, -buckets, buckets).tolist(), strict=True))
 
     def _signed_codes(self, text: str) -> list[int]:
         codes = self._codes
@@ -77,7 +89,8 @@ class HashEmbedder:
         n = len(lengths)
         if not len(flat_ids):
             return np.zeros((n, EMBED_DIM), dtype=np.float64)
-        codes = np.fromiter((self._codes.get(t) or self._code(t) for t in vocab), dtype=np.int64, count=len(vocab))
+        self._learn_codes(vocab)
+        codes = np.fromiter(map(self._codes.__getitem__, vocab), dtype=np.int64, count=len(vocab))
         token_codes = codes[flat_ids]
         rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
         cells = rows * EMBED_DIM + (np.abs(token_codes) - 1)
