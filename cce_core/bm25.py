@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .store import Bm25Arrays
@@ -55,11 +56,15 @@ class TokenIdEncoder:
         import numpy as np
 
         ids = self._ids
-        unseen = [t for t in dict.fromkeys(chain.from_iterable(token_lists)) if t not in ids]
+        tokens = list(chain.from_iterable(token_lists))
+        unseen = [t for t in dict.fromkeys(tokens) if t not in ids]
         ids.update(zip(unseen, range(len(ids), len(ids) + len(unseen)), strict=True))
         lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
-        flat = np.fromiter(map(ids.__getitem__, chain.from_iterable(token_lists)), dtype=np.int64,
-                           count=int(lengths.sum()))
+        # itemgetter looks every token up in one C call (a 1-tuple comes back as a bare value).
+        if len(tokens) > 1:
+            flat = np.array(itemgetter(*tokens)(ids), dtype=np.int64)
+        else:
+            flat = np.array([ids[t] for t in tokens], dtype=np.int64)
         return flat, lengths
 
     def token_ids(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> TokenIds:

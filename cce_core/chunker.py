@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tree_sitter import Node, Parser, Query, QueryCursor
@@ -108,6 +109,11 @@ class Chunker:
                                "run `cce packs --validate` for a diagnosis") from exc
             self._parsers[id(pack)] = parser
         return parser
+
+    def prepare(self, paths: Iterable[str]) -> None:
+        """Build the parser and queries of every pack that claims one of ``paths`` now, not on first use."""
+        for pack in {id(p): p for p in map(self.host.packs.pack_for, paths) if p is not None}.values():
+            self._parser_for(pack)
 
     def chunk_file(self, file_path: str, content: str) -> FileChunks:
         pack = self.host.packs.pack_for(file_path)

@@ -25,6 +25,7 @@ from .errors import CceError
 from .graph import build_edges
 from .hookspecs import Embedder, EmbedderError
 from .plugins import PluginHost
+from .redactor import redact
 from .store import FileEntry, StoreData, load_store, save_store
 from .textrules import estimate_tokens_bytes, token_separated, tokenize_bytes
 from .walker import walk
@@ -175,8 +176,6 @@ def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool, *
     ``.split()`` gives them (``textrules.token_separated``): that is how a child
     process ships them, since one object pickles far faster than hundreds.
     """
-    from .redactor import redact
-
     clean = redact(text) if protect_secrets else text
     result = chunker.chunk_file(path, clean)
     tokens_of = token_separated if pack_tokens else tokenize_bytes
@@ -210,11 +209,10 @@ def _shards(items: list[tuple[str, str]], count: int) -> list[list[int]]:
     return shards
 
 
-def _child_shard(host: PluginHost, items: list[tuple[str, str]], shard: list[int], protect_secrets: bool,
+def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: list[int], protect_secrets: bool,
                  conn: Any) -> None:
     """Body of a forked child: chunk its shard and send every result back in one message."""
     try:
-        chunker = Chunker(host)
         packed = [_chunk_text(chunker, *items[k], protect_secrets, pack_tokens=True) for k in shard]
         conn.send(("ok", packed))
     except BaseException as exc:  # reported by the parent, which owns the error line
@@ -254,16 +252,18 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets
         # Equal shares: measured on jq and zod, this process (which also numbers the tokens)
         # finishes its shard within a few tens of milliseconds of the children.
         own, *others = _shards(items, min(workers, total))
+        # Parsers and queries are built once, before forking, and inherited by the children.
+        chunker = Chunker(host)
+        chunker.prepare(path for path, _text in items)
         children = []
         for shard in others:
             receive, send = context.Pipe(duplex=False)
-            child = context.Process(target=_child_shard, args=(host, items, shard, protect_secrets, send),
+            child = context.Process(target=_child_shard, args=(chunker, items, shard, protect_secrets, send),
                                     daemon=True)
             child.start()
             send.close()
             children.append((child, receive, shard))
         try:
-            chunker = Chunker(host)
             for k in own:
                 finished(k, _chunk_text(chunker, *items[k], protect_secrets))
             for _child, receive, shard in children:
