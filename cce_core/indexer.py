@@ -143,11 +143,14 @@ def build_index(
     if len(dims) > 1:
         raise CceError("the previous store's vectors have another dimension; delete it and re-index")
     dim = dims.pop() if dims else int(getattr(embedder, "dim", 0) or 0)
-    embeddings = np.zeros((len(chunks), dim), dtype=np.float64)
-    if new_rows:
-        embeddings[np.asarray(new_rows, dtype=np.int64)] = new_vectors
-    for first, block in reused_rows:
-        embeddings[first : first + block.shape[0]] = block
+    if not reused_rows and len(new_rows) == len(chunks) and new_vectors.shape == (len(chunks), dim):
+        embeddings = np.ascontiguousarray(new_vectors)  # a fresh index: every row is new, in order
+    else:
+        embeddings = np.zeros((len(chunks), dim), dtype=np.float64)
+        if new_rows:
+            embeddings[np.asarray(new_rows, dtype=np.int64)] = new_vectors
+        for first, block in reused_rows:
+            embeddings[first : first + block.shape[0]] = block
 
     bm25 = build_bm25(tids)
     suffixes = [s for p in host.packs.packs for s in p.module_suffixes]
@@ -296,6 +299,8 @@ def _embed(embedder: Embedder, texts: list[str], rows: list[int], tids: TokenIds
     if embed_tokenized is not None:
         # Token-based embedders reuse the ids BM25 needs instead of re-tokenizing.
         vectors = np.asarray(embed_tokenized(tids.vocab, tids.flat, tids.lengths), dtype=np.float64)
+        if len(rows) == vectors.shape[0]:
+            return vectors  # rows are every chunk, in order (ascending and complete)
         return vectors[np.asarray(rows, dtype=np.int64)]
     parts = [np.asarray(embedder.embed_batch(texts[i : i + EMBED_BATCH]), dtype=np.float64)
              for i in range(0, len(texts), EMBED_BATCH)]
