@@ -100,8 +100,22 @@ class PluginHost:
     def _load_entry_points(self, only: set[str] | None = None) -> None:
         from .entry_points import entry_points
 
+        records = entry_points(ENTRY_POINT_GROUP)
+        self._register_records(records, only)
+        if self.load_failures:
+            # A failure may only mean the cached list is stale: ask the environment itself once.
+            fresh = entry_points(ENTRY_POINT_GROUP, refresh=True)
+            if fresh != records:
+                for plugin in list(self.pm.get_plugins()):
+                    self.pm.unregister(plugin)
+                self.load_failures.clear()
+                self._plugin_dist.clear()
+                self._dist_versions.clear()
+                self._register_records(fresh, only)
+
+    def _register_records(self, records: list[Any], only: set[str] | None) -> None:
         # Sorted, so which pack wins an extension clash never depends on install order.
-        for ep in sorted(entry_points(ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        for ep in sorted(records, key=lambda e: (e.name, e.value)):
             if only is not None and ep.name not in only:
                 continue
             dist = ep.distribution

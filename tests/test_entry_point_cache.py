@@ -89,3 +89,18 @@ def test_records_load_like_entry_points():
     assert EntryPointRecord("x", "cce_embedder_hash:HashEmbedder", "d", "1").load() is cce_embedder_hash.HashEmbedder
     with pytest.raises(ValueError, match="malformed"):
         EntryPointRecord("x", "not a value!", "d", "1").load()
+
+
+def test_a_stale_cache_entry_that_fails_to_load_is_rescanned_not_reported(cache_dir):
+    from cce_core.plugins import PluginHost
+
+    entry_points("cce")  # writes the cache for this environment
+    (path,) = cache_dir.glob("entry-points-*.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["entry_points"].append({"name": "gone", "value": "cce_pack_uninstalled_long_ago",
+                                 "distribution": "cce-pack-gone", "version": "1.0"})
+    path.write_text(json.dumps(data), encoding="utf-8")
+    host = PluginHost()
+    assert host.startup_problems() == []  # the rescan dropped the stale record
+    assert "python" in host.packs.names()
+    assert "gone" not in {r.name for r in entry_points("cce")}  # and the cache was rewritten
