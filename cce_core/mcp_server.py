@@ -270,7 +270,10 @@ class McpSession:
             raise CceError(f'this index was built with the {name} model "{built_with}" but the embedder is now '
                            f'set to "{configured}" — re-index, or configure the model the index was built with')
         if loaded.searcher is None:
-            loaded.searcher = (make or Searcher)(loaded.data, embedder)
+            # A resident server answers many queries: numpy's import is paid once, and on a large
+            # index the vectorised kernel is several times faster per query than the one-shot one.
+            loaded.searcher = make(loaded.data, embedder) if make else Searcher(loaded.data, embedder,
+                                                                                   kernel="numpy")
         return loaded.searcher, None
 
     # -- per-session counters --------------------------------------------
