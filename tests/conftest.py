@@ -57,6 +57,29 @@ def cce():
     return run_cce
 
 
+@pytest.fixture(scope="module")
+def host():
+    """The process-wide host over the installed plugins."""
+    from cce_core.plugins import default_host
+
+    return default_host()
+
+
+@pytest.fixture
+def bare_host():
+    """A host with no plugins at all: no import override can interfere."""
+    from cce_core.plugins import PluginHost
+
+    return PluginHost(entry_points=False)
+
+
+def installed_pack(host, name: str):
+    """The installed pack called ``name`` (the test fails, saying how to install it, if it is missing)."""
+    by_name = {p.name: p for p in host.packs.packs}
+    assert name in by_name, f"pack {name!r} is not installed; pip install -e packs/{name}"
+    return by_name[name]
+
+
 def copy_tree(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".cce"))
     for p in dst.rglob("*"):

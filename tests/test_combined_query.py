@@ -12,12 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import reference_dir
+from conftest import installed_pack, reference_dir
 from tree_sitter import Node, Parser
 
 from cce_core.chunker import Chunker
 from cce_core.hookspecs import LanguagePack, hookimpl
-from cce_core.plugins import PluginHost, default_host
+from cce_core.plugins import PluginHost
 from cce_core.validators import behaviour_problems, structural_problems
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,23 +44,6 @@ HANDWRITTEN = {
     "typescript": 'import { z } from "zod";\nimport type { T } from "./types/t";\nimport "@scope/pkg/sub";\n'
                   'import x = require("legacy");\nimport again from "zod";\nclass A { m() {} }\n',
 }
-
-
-@pytest.fixture(scope="module")
-def host() -> PluginHost:
-    return default_host()
-
-
-@pytest.fixture
-def bare_host() -> PluginHost:
-    """No plugins at all: no import override can interfere."""
-    return PluginHost(entry_points=False)
-
-
-def _pack(host: PluginHost, name: str) -> LanguagePack:
-    by_name = {p.name: p for p in host.packs.packs}
-    assert name in by_name, f"pack {name!r} is not installed; pip install -e packs/{name}"
-    return by_name[name]
 
 
 def _files_for(pack: LanguagePack, root: Path) -> list[tuple[str, str]]:
@@ -90,13 +73,13 @@ def _direct_imports(pack: LanguagePack, text: str) -> list[str]:
 
 def test_the_bundled_packs_that_offer_one_pass(host):
     assert sorted(p.name for p in host.packs.packs if p.imports_from_nodes is not None) == ONE_PASS
-    assert _pack(host, "ruby").imports_from_nodes is None
+    assert installed_pack(host, "ruby").imports_from_nodes is None
 
 
 @pytest.mark.parametrize("where", ["sample", "handwritten", "samples", "fixture"])
 @pytest.mark.parametrize("name", ONE_PASS)
 def test_one_pass_imports_equal_extract_imports(host, bare_host, name, where):
-    pack = _pack(host, name)
+    pack = installed_pack(host, name)
     calls: list[list[Node]] = []
 
     def spy(nodes: list[Node], source: bytes) -> list[str]:
@@ -131,7 +114,7 @@ def test_one_pass_imports_equal_extract_imports(host, bare_host, name, where):
 @pytest.mark.parametrize("where", ["sample", "handwritten", "samples", "fixture"])
 @pytest.mark.parametrize("name", ALL_PACKS)
 def test_chunks_and_imports_match_the_two_pass_path(host, bare_host, name, where):
-    pack = _pack(host, name)
+    pack = installed_pack(host, name)
     chunker = Chunker(bare_host)
     for path, text in _cases(pack, where):
         one = chunker.chunk_with_pack(pack, path, text)
@@ -157,8 +140,8 @@ class _Override:
 
 
 def test_an_import_override_still_wins_over_the_one_pass_path(host):
-    ts = _pack(host, "typescript")
-    py = _pack(host, "python")
+    ts = installed_pack(host, "typescript")
+    py = installed_pack(host, "python")
     fresh = PluginHost([(_PackPlugin(ts, py), "bundle"), (_Override(), "override")], entry_points=False)
     chunker = Chunker(fresh)
     text = 'import { z } from "zod";\nexport function f() { return z; }\n'
@@ -173,7 +156,7 @@ def test_an_import_override_still_wins_over_the_one_pass_path(host):
 
 def test_import_kinds_that_are_also_chunk_kinds(host, bare_host):
     # `#include` lines become chunks as well as imports: each node must land in both lists.
-    c = _pack(host, "c")
+    c = installed_pack(host, "c")
     overlapping = replace(c, name="c-overlap", class_types=(*c.class_types, "preproc_include"))
     text = '#include <stdlib.h>\n#include "dir/store.h"\nstruct S { int x; };\nint f(void) { return 0; }\n'
     chunker = Chunker(bare_host)
@@ -190,7 +173,7 @@ def test_import_kinds_that_are_also_chunk_kinds(host, bare_host):
 
 
 def test_an_import_kind_missing_from_the_grammar_costs_no_chunks(host, bare_host):
-    ts = _pack(host, "typescript")
+    ts = installed_pack(host, "typescript")
     broken = replace(ts, import_node_types=("import_statment",))
     text = 'import { z } from "zod";\nclass A { m() {} }\n'
     result = Chunker(bare_host).chunk_with_pack(broken, "a.ts", text)
@@ -203,7 +186,7 @@ def test_imports_from_nodes_that_raises_leaves_the_file_without_imports(host, ba
     def explode(nodes: list[Node], source: bytes) -> list[str]:
         raise ValueError("boom")
 
-    rust = _pack(host, "rust")
+    rust = installed_pack(host, "rust")
     broken = replace(rust, imports_from_nodes=explode)
     result = Chunker(bare_host).chunk_with_pack(broken, "a.rs", "use std::io;\nfn f() {}\n")
     assert result.imports == []
@@ -211,14 +194,14 @@ def test_imports_from_nodes_that_raises_leaves_the_file_without_imports(host, ba
 
 
 def test_validator_rejects_a_non_callable_imports_from_nodes(host):
-    c = replace(_pack(host, "c"), imports_from_nodes="not a function")
+    c = replace(installed_pack(host, "c"), imports_from_nodes="not a function")
     assert structural_problems(c, []) == [
         "[pack:c] imports_from_nodes must be a callable or None; see docs/adding-a-language.md."
     ]
 
 
 def test_validator_reports_imports_from_nodes_that_disagrees(host, bare_host):
-    js = _pack(host, "javascript")
+    js = installed_pack(host, "javascript")
     drifted = replace(js, imports_from_nodes=lambda nodes, source: ["elsewhere"])
     assert behaviour_problems(drifted, bare_host) == [
         "[pack:javascript] imports_from_nodes gave ['elsewhere'] on its sample but extract_imports gave ['fs'] — "

@@ -15,11 +15,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from conftest import installed_pack
 
 from cce_core.chunker import Chunker
 from cce_core.errors import CceError
 from cce_core.hookspecs import ENTRY_POINT_GROUP, LanguagePack, hookimpl
-from cce_core.plugins import PluginHost, default_host
+from cce_core.plugins import PluginHost
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -39,19 +40,8 @@ CONFORMANCE_FIELDS = ("file_path", "start_line", "end_line", "chunk_type", "kind
 
 
 @pytest.fixture(scope="module")
-def host() -> PluginHost:
-    return default_host()
-
-
-@pytest.fixture(scope="module")
 def chunker(host: PluginHost) -> Chunker:
     return Chunker(host)
-
-
-def _pack(host: PluginHost, name: str) -> LanguagePack:
-    by_name = {p.name: p for p in host.packs.packs}
-    assert name in by_name, f"pack {name!r} is not installed; pip install -e packs/{name}"
-    return by_name[name]
 
 
 def _imports(chunker: Chunker, path: str, text: str) -> list[str]:
@@ -72,7 +62,7 @@ def test_every_pack_is_an_installed_entry_point():
 
 @pytest.mark.parametrize("name", PACK_NAMES)
 def test_pack_registered_from_its_distribution(host, name):
-    pack = _pack(host, name)
+    pack = installed_pack(host, name)
     assert pack.distribution == f"cce-pack-{name}"
     assert pack.grammar_distribution == f"tree-sitter-{name}"
 
@@ -93,14 +83,14 @@ def test_pack_set_id(host):
 
 @pytest.mark.parametrize("name", PACK_NAMES)
 def test_shipped_sample_is_the_shared_sample(host, name):
-    pack = _pack(host, name)
+    pack = installed_pack(host, name)
     assert pack.sample_name == SAMPLE_FILES[name]
     assert pack.sample == (SAMPLES / SAMPLE_FILES[name]).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("name", PACK_NAMES)
 def test_sample_meets_expected(host, chunker, name):
-    pack = _pack(host, name)
+    pack = installed_pack(host, name)
     result = chunker.chunk_with_pack(pack, pack.sample_name, pack.sample)
     functions = [c for c in result.chunks if c.chunk_type == "function"]
     classes = [c for c in result.chunks if c.chunk_type == "class"]
@@ -228,7 +218,7 @@ def test_import_rule(chunker, path, text, expected):
     ["", "\x00\x01 ((((", "import", "use", "#include", "require", "(" * 3000, "é" * 20, 'import "\n'],
 )
 def test_import_extraction_survives_odd_input(host, chunker, name, text):
-    ext = _pack(host, name).extensions[0]
+    ext = installed_pack(host, name).extensions[0]
     result = chunker.chunk_file(f"odd{ext}", text)
     assert isinstance(result.imports, list)
     assert result.chunks
@@ -238,7 +228,7 @@ def test_import_extraction_survives_odd_input(host, chunker, name, text):
 def test_extract_imports_called_directly_returns_a_list(host, name):
     from tree_sitter import Parser
 
-    pack = _pack(host, name)
+    pack = installed_pack(host, name)
     source = pack.sample.encode("utf-8")
     root = Parser(pack.grammar()).parse(source).root_node
     assert pack.extract_imports(root, source) == list(pack.expected.imports)
@@ -284,7 +274,7 @@ class _PackPlugin:
 
 
 def test_duplicate_extension_is_rejected_with_a_helpful_message(host):
-    ruby = _pack(host, "ruby")
+    ruby = installed_pack(host, "ruby")
     legacy = replace(ruby, name="ruby-legacy", extensions=(".rake", ".rb"), distribution="")
     fresh = PluginHost([(_PackPlugin(ruby, legacy), "cce-pack-ruby")], entry_points=False)
 
@@ -301,7 +291,7 @@ def test_duplicate_extension_is_rejected_with_a_helpful_message(host):
 
 
 def test_clash_between_two_plugins_keeps_one_pack_and_reports_the_other(host):
-    ruby = _pack(host, "ruby")
+    ruby = installed_pack(host, "ruby")
     legacy = replace(ruby, name="ruby-legacy", distribution="")
     fresh = PluginHost(
         [(_PackPlugin(ruby), "cce-pack-ruby"), (_PackPlugin(legacy), "ruby-legacy-dist")], entry_points=False
@@ -316,7 +306,7 @@ def test_clash_between_two_plugins_keeps_one_pack_and_reports_the_other(host):
 
 
 def test_duplicate_name_is_rejected(host):
-    c = _pack(host, "c")
+    c = installed_pack(host, "c")
     twin = replace(c, extensions=(".cc",), distribution="")
     fresh = PluginHost([(_PackPlugin(c, twin), "cce-pack-c")], entry_points=False)
     assert fresh.packs.names() == ["c"]
@@ -324,7 +314,7 @@ def test_duplicate_name_is_rejected(host):
 
 
 def test_packs_register_on_a_fresh_host_without_entry_points(host):
-    packs = [_pack(host, name) for name in PACK_NAMES]
+    packs = [installed_pack(host, name) for name in PACK_NAMES]
     fresh = PluginHost([(_PackPlugin(*packs), "bundle")], entry_points=False)
     assert fresh.startup_problems() == []
     assert fresh.packs.pack_set_id == "c,javascript,python,ruby,rust,typescript"
@@ -336,8 +326,8 @@ def test_import_override_hook_wins_over_the_pack(host):
         def cce_extract_imports(self, language, root, source):
             return ["overridden"] if language == "rust" else None
 
-    rust = _pack(host, "rust")
-    c = _pack(host, "c")
+    rust = installed_pack(host, "rust")
+    c = installed_pack(host, "c")
     fresh = PluginHost([(_PackPlugin(rust, c), "bundle"), (_Override(), "override")], entry_points=False)
     chunker = Chunker(fresh)
     assert chunker.chunk_file("a.rs", "use std::io;\n").imports == ["overridden"]

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from conftest import installed_pack
 
 from cce_core.hookspecs import LanguagePack, hookimpl
-from cce_core.plugins import PluginHost, default_host
+from cce_core.plugins import PluginHost
 from cce_core.validators import (
     behaviour_problems,
     edit_distance,
@@ -26,26 +27,9 @@ from cce_core.validators import (
 PACK_NAMES = ["c", "javascript", "python", "ruby", "rust", "typescript"]
 
 
-@pytest.fixture(scope="module")
-def host() -> PluginHost:
-    return default_host()
-
-
-@pytest.fixture
-def bare_host() -> PluginHost:
-    """A host with no plugins at all: no import overrides can interfere."""
-    return PluginHost(entry_points=False)
-
-
-def _pack(host: PluginHost, name: str) -> LanguagePack:
-    by_name = {p.name: p for p in host.packs.packs}
-    assert name in by_name, f"pack {name!r} is not installed; pip install -e packs/{name}"
-    return by_name[name]
-
-
 def _c_copy(host: PluginHost, **changes) -> LanguagePack:
     """The installed C pack under another name and extension, with ``changes``."""
-    base = replace(_pack(host, "c"), name="broken-c", extensions=(".bc",), distribution="")
+    base = replace(installed_pack(host, "c"), name="broken-c", extensions=(".bc",), distribution="")
     return replace(base, **changes)
 
 
@@ -62,7 +46,7 @@ def test_every_installed_pack_passes_all_layers(host):
 
 @pytest.mark.parametrize("name", PACK_NAMES)
 def test_each_layer_is_clean_for(host, bare_host, name):
-    pack = _pack(host, name)
+    pack = installed_pack(host, name)
     others = [p for p in host.packs.packs if p.name != name]
     assert structural_problems(pack, others) == []
     assert grammar_problems(pack) == []
@@ -73,7 +57,7 @@ def test_each_layer_is_clean_for(host, bare_host, name):
 def test_compact_node_kinds_exist_in_the_grammar(host, name):
     # Layer 2 in the core checks the chunk and import kinds; the kinds the compact
     # renderer reads must be real too, so check them here for the shipped packs.
-    pack = _pack(host, name)
+    pack = installed_pack(host, name)
     language = pack.grammar()
     named = {language.node_kind_for_id(i) for i in range(language.node_kind_count) if language.node_kind_is_named(i)}
     declared = (*pack.body_node_types, *pack.doc_node_types, *pack.member_node_types)
@@ -84,7 +68,7 @@ def test_compact_node_kinds_exist_in_the_grammar(host, name):
 
 
 def test_bad_extension_is_reported_with_a_fix(host):
-    pack = replace(_pack(host, "ruby"), name="badext", extensions=("RB",))
+    pack = replace(installed_pack(host, "ruby"), name="badext", extensions=("RB",))
     problems = structural_problems(pack, [])
     assert len(problems) == 1
     assert "[pack:badext]" in problems[0]
@@ -94,14 +78,14 @@ def test_bad_extension_is_reported_with_a_fix(host):
 
 
 def test_uppercase_name_and_empty_extensions_are_reported(host):
-    pack = replace(_pack(host, "rust"), name="Rusty", extensions=())
+    pack = replace(installed_pack(host, "rust"), name="Rusty", extensions=())
     joined = "\n".join(structural_problems(pack, []))
     assert 'use "rusty"' in joined
     assert "extensions is empty" in joined
 
 
 def test_extension_clash_names_both_packs(host):
-    ruby = _pack(host, "ruby")
+    ruby = installed_pack(host, "ruby")
     twin = replace(ruby, name="ruby-legacy")
     problems = structural_problems(twin, [ruby])
     assert problems == [
@@ -137,7 +121,7 @@ def test_validate_pack_stops_at_the_grammar_layer(host, bare_host):
 
 
 def test_misspelt_import_node_kind_is_reported(host):
-    broken = replace(_pack(host, "rust"), import_node_types=("use_declaraton",))
+    broken = replace(installed_pack(host, "rust"), import_node_types=("use_declaraton",))
     problems = grammar_problems(broken)
     assert len(problems) == 1
     assert "[pack:rust] import_node_types" in problems[0]
@@ -194,7 +178,7 @@ def test_pack_wired_to_the_wrong_node_types(host, bare_host):
 
 def test_function_kind_mistaken_for_a_class_kind(host, bare_host):
     # Ruby with `method` moved to class_types: the counts no longer add up.
-    ruby = _pack(host, "ruby")
+    ruby = installed_pack(host, "ruby")
     swapped = replace(ruby, function_types=("singleton_method",), class_types=("class", "module", "method"))
     problems = behaviour_problems(swapped, bare_host)
     assert len(problems) == 1
@@ -202,7 +186,7 @@ def test_function_kind_mistaken_for_a_class_kind(host, bare_host):
 
 
 def test_wrong_expected_imports(host, bare_host):
-    rust = _pack(host, "rust")
+    rust = installed_pack(host, "rust")
     wrong = replace(rust, expected=replace(rust.expected, imports=("std", "std")))
     problems = behaviour_problems(wrong, bare_host)
     assert problems == [
@@ -212,7 +196,7 @@ def test_wrong_expected_imports(host, bare_host):
 
 
 def test_import_extractor_that_finds_nothing(host, bare_host):
-    c = _pack(host, "c")
+    c = installed_pack(host, "c")
     silent = replace(c, extract_imports=lambda root, source: [])
     problems = behaviour_problems(silent, bare_host)
     assert len(problems) == 1
@@ -223,7 +207,7 @@ def test_import_extractor_that_raises_does_not_crash_validation(host, bare_host)
     def explode(root, source):
         raise ValueError("boom")
 
-    js = _pack(host, "javascript")
+    js = installed_pack(host, "javascript")
     problems = behaviour_problems(replace(js, extract_imports=explode), bare_host)
     assert len(problems) == 1
     assert "imports mismatch" in problems[0]
@@ -239,7 +223,7 @@ def test_validate_all_reports_a_broken_plugin_next_to_healthy_ones(host):
             for pack in self._packs:
                 register(pack)
 
-    healthy = _pack(host, "c")
+    healthy = installed_pack(host, "c")
     broken = _c_copy(host, class_types=("struct_specifer",))
     mixed = PluginHost([(_Plugin(healthy), "cce-pack-c"), (_Plugin(broken), "broken-dist")], entry_points=False)
     problems, reports = validate_all(mixed)
