@@ -116,10 +116,6 @@ def _pad(n: int) -> int:
     return (-n) % _ALIGN
 
 
-def serialize(data: StoreData) -> bytes:
-    return b"".join(serialize_parts(data))
-
-
 def _raw(array: Any, dtype: str) -> memoryview:
     """The little-endian bytes of ``array`` without a copy when it already has that layout."""
     import numpy as np
@@ -277,16 +273,6 @@ class MappedChunks(Sequence[Chunk]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
-
-    # Cheap column reads that build no Chunk.
-    def chunk_id(self, i: int) -> str:
-        return self._cols["chunk_id"][i]
-
-    def file_path(self, i: int) -> str:
-        return self._paths[self._cols["file"][i]]
-
-    def content_bytes(self, i: int) -> bytes:
-        return bytes(self._blob[self._ptr[i] : self._ptr[i + 1]])
 
 
 class MappedStore(StoreData):
