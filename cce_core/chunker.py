@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from tree_sitter import Node, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from .errors import CceError
 from .hookspecs import LanguagePack
@@ -65,6 +65,30 @@ def module_chunk(file_path: str, content: str, language: str = PLAINTEXT) -> Chu
 
 def _pattern(kinds: list[str], capture: str) -> str:
     return "[" + " ".join(f"({k})" for k in kinds) + "] @" + capture
+
+
+def imports_by_node_kind(grammar: Callable[[], Language], kinds: Sequence[str],
+                         from_nodes: Callable[[list[Node], bytes], list[str]]) -> Callable[[Node, bytes], list[str]]:
+    """An ``extract_imports`` made from a pack's ``imports_from_nodes``.
+
+    It captures every node of ``kinds`` (the pack's ``import_node_types``) on a
+    bare tree, in start-byte order, and hands them over, so a pack that reads
+    its imports from nodes needs no import query of its own. The query is
+    compiled on first use; a file the query cannot handle has no imports.
+    """
+    query: Query | None = None
+
+    def extract_imports(root: Node, source: bytes) -> list[str]:
+        nonlocal query
+        try:
+            if query is None:
+                query = Query(grammar(), _pattern(list(dict.fromkeys(kinds)), "import"))
+            nodes = sorted(QueryCursor(query).captures(root).get("import", []), key=lambda n: n.start_byte)
+        except Exception:  # odd input or grammar: no imports rather than a failed file
+            return []
+        return from_nodes(nodes, source)
+
+    return extract_imports
 
 
 class _PackParser:

@@ -207,3 +207,24 @@ def test_validator_reports_imports_from_nodes_that_disagrees(host, bare_host):
         "[pack:javascript] imports_from_nodes gave ['elsewhere'] on its sample but extract_imports gave ['fs'] — "
         "both must return the same names; build extract_imports on imports_from_nodes."
     ]
+
+
+def test_imports_by_node_kind_hands_over_every_import_node_in_order_and_survives_a_bad_kind(host):
+    from tree_sitter import Parser
+
+    from cce_core.chunker import imports_by_node_kind
+
+    python = installed_pack(host, "python")
+    source = b"import zlib\nfrom os import path\ndef f():\n    import json\n"
+    tree = Parser(python.grammar()).parse(source)
+    seen: list[list[str]] = []
+
+    def record(nodes, src):
+        seen.append([n.type for n in nodes])
+        return [src[n.start_byte : n.end_byte].decode() for n in nodes]
+
+    extract = imports_by_node_kind(python.grammar, ("import_statement", "import_from_statement"), record)
+    assert extract(tree.root_node, source) == ["import zlib", "from os import path", "import json"]
+    assert seen == [["import_statement", "import_from_statement", "import_statement"]]
+    broken = imports_by_node_kind(python.grammar, ("import_statment",), record)
+    assert broken(tree.root_node, source) == []

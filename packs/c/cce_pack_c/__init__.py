@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from tree_sitter import Language, Node, Query, QueryCursor
+from tree_sitter import Language, Node
 
+from cce_core.chunker import imports_by_node_kind
 from cce_core.compress import structural_renderer
 from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
 
 _LANGUAGE: Language | None = None
-_INCLUDES: Query | None = None
 _PATH_KINDS = frozenset({"system_lib_string", "string_literal"})
 
 # Unicode White_Space: what the reference trims before removing <, > and quotes.
@@ -70,16 +70,9 @@ def imports_from_nodes(includes: list[Node], source: bytes) -> list[str]:
     return found
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
-    global _INCLUDES
-    try:
-        if _INCLUDES is None:
-            _INCLUDES = Query(grammar(), "(preproc_include) @include")
-        includes = QueryCursor(_INCLUDES).captures(root).get("include", [])
-        ordered = sorted(includes, key=lambda n: n.start_byte)
-    except Exception:  # odd input: no imports
-        return []
-    return imports_from_nodes(ordered, source)
+_IMPORT_KINDS = ("preproc_include",)
+# The bare-tree path (validators, plugins, tools) shares imports_from_nodes with the chunker's pass.
+extract_imports = imports_by_node_kind(grammar, _IMPORT_KINDS, imports_from_nodes)
 
 
 PACK = LanguagePack(
@@ -88,7 +81,7 @@ PACK = LanguagePack(
     grammar=grammar,
     function_types=("function_definition",),
     class_types=("struct_specifier", "union_specifier", "enum_specifier"),
-    import_node_types=("preproc_include",),
+    import_node_types=_IMPORT_KINDS,
     extract_imports=extract_imports,
     imports_from_nodes=imports_from_nodes,
     sample=files(__package__).joinpath("sample.c").read_text(encoding="utf-8"),

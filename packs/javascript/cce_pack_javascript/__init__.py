@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from tree_sitter import Language, Node, Query, QueryCursor
+from tree_sitter import Language, Node
 
+from cce_core.chunker import imports_by_node_kind
 from cce_core.compress import structural_renderer
 from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
 
 _LANGUAGE: Language | None = None
-_IMPORTS: Query | None = None
 
 
 def grammar() -> Language:
@@ -78,16 +78,9 @@ def imports_from_nodes(statements: list[Node], source: bytes) -> list[str]:
     return found
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
-    global _IMPORTS
-    try:
-        if _IMPORTS is None:
-            _IMPORTS = Query(grammar(), "(import_statement) @imp")
-        statements = QueryCursor(_IMPORTS).captures(root).get("imp", [])
-        statements.sort(key=lambda n: n.start_byte)
-    except Exception:  # odd input: no imports
-        return []
-    return imports_from_nodes(statements, source)
+_IMPORT_KINDS = ("import_statement",)
+# The bare-tree path (validators, plugins, tools) shares imports_from_nodes with the chunker's pass.
+extract_imports = imports_by_node_kind(grammar, _IMPORT_KINDS, imports_from_nodes)
 
 
 PACK = LanguagePack(
@@ -96,7 +89,7 @@ PACK = LanguagePack(
     grammar=grammar,
     function_types=("function_declaration", "method_definition", "arrow_function", "function_expression"),
     class_types=("class_declaration",),
-    import_node_types=("import_statement",),
+    import_node_types=_IMPORT_KINDS,
     extract_imports=extract_imports,
     imports_from_nodes=imports_from_nodes,
     sample=files(__package__).joinpath("sample.js").read_text(encoding="utf-8"),

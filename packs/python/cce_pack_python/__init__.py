@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from tree_sitter import Language, Node, Query, QueryCursor
+from tree_sitter import Language, Node
 
+from cce_core.chunker import imports_by_node_kind
 from cce_core.compress import structural_renderer
 from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
 
 _LANGUAGE: Language | None = None
-_IMPORTS: Query | None = None
 
 
 def grammar() -> Language:
@@ -56,12 +56,9 @@ def imports_from_nodes(nodes: list[Node], source: bytes) -> list[str]:
     return found
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
-    global _IMPORTS
-    if _IMPORTS is None:
-        _IMPORTS = Query(grammar(), "[(import_statement) (import_from_statement)] @imp")
-    nodes = QueryCursor(_IMPORTS).captures(root).get("imp", [])
-    return imports_from_nodes(sorted(nodes, key=lambda n: n.start_byte), source)
+_IMPORT_KINDS = ("import_statement", "import_from_statement")
+# The bare-tree path (validators, plugins, tools) shares imports_from_nodes with the chunker's pass.
+extract_imports = imports_by_node_kind(grammar, _IMPORT_KINDS, imports_from_nodes)
 
 
 PACK = LanguagePack(
@@ -70,7 +67,7 @@ PACK = LanguagePack(
     grammar=grammar,
     function_types=("function_definition",),
     class_types=("class_definition",),
-    import_node_types=("import_statement", "import_from_statement"),
+    import_node_types=_IMPORT_KINDS,
     extract_imports=extract_imports,
     imports_from_nodes=imports_from_nodes,
     sample=files(__package__).joinpath("sample.py").read_text(encoding="utf-8"),

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from tree_sitter import Language, Node, Query, QueryCursor
+from tree_sitter import Language, Node
 
+from cce_core.chunker import imports_by_node_kind
 from cce_core.compress import structural_renderer
 from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
 
 _LANGUAGE: Language | None = None
-_USES: Query | None = None
 
 # Unicode White_Space, the set the reference trims (Python's str.strip() would
 # also remove U+001C..U+001F).
@@ -72,16 +72,9 @@ def imports_from_nodes(declarations: list[Node], source: bytes) -> list[str]:
     return found
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
-    global _USES
-    try:
-        if _USES is None:
-            _USES = Query(grammar(), "(use_declaration) @use")
-        declarations = QueryCursor(_USES).captures(root).get("use", [])
-        ordered = sorted(declarations, key=lambda n: n.start_byte)
-    except Exception:  # odd input: no imports
-        return []
-    return imports_from_nodes(ordered, source)
+_IMPORT_KINDS = ("use_declaration",)
+# The bare-tree path (validators, plugins, tools) shares imports_from_nodes with the chunker's pass.
+extract_imports = imports_by_node_kind(grammar, _IMPORT_KINDS, imports_from_nodes)
 
 
 PACK = LanguagePack(
@@ -90,7 +83,7 @@ PACK = LanguagePack(
     grammar=grammar,
     function_types=("function_item",),
     class_types=("struct_item", "enum_item", "trait_item", "impl_item", "union_item"),
-    import_node_types=("use_declaration",),
+    import_node_types=_IMPORT_KINDS,
     extract_imports=extract_imports,
     imports_from_nodes=imports_from_nodes,
     sample=files(__package__).joinpath("sample.rs").read_text(encoding="utf-8"),

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from tree_sitter import Language, Node, Query, QueryCursor
+from tree_sitter import Language, Node
 
+from cce_core.chunker import imports_by_node_kind
 from cce_core.compress import structural_renderer
 from cce_core.hookspecs import LanguagePack, PackExpected, hookimpl
 
 _LANGUAGE: Language | None = None
-_IMPORTS: Query | None = None
 
 
 def grammar() -> Language:
@@ -77,16 +77,9 @@ def imports_from_nodes(statements: list[Node], source: bytes) -> list[str]:
     return modules
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
-    global _IMPORTS
-    try:
-        if _IMPORTS is None:
-            _IMPORTS = Query(grammar(), "(import_statement) @import")
-        captured = QueryCursor(_IMPORTS).captures(root).get("import", [])
-        statements = sorted(captured, key=lambda n: n.start_byte)
-    except Exception:  # never let a strange file break indexing
-        return []
-    return imports_from_nodes(statements, source)
+_IMPORT_KINDS = ("import_statement",)
+# The bare-tree path (validators, plugins, tools) shares imports_from_nodes with the chunker's pass.
+extract_imports = imports_by_node_kind(grammar, _IMPORT_KINDS, imports_from_nodes)
 
 
 PACK = LanguagePack(
@@ -95,7 +88,7 @@ PACK = LanguagePack(
     grammar=grammar,
     function_types=("function_declaration", "method_definition", "arrow_function", "function_expression"),
     class_types=("class_declaration", "interface_declaration", "enum_declaration"),
-    import_node_types=("import_statement",),
+    import_node_types=_IMPORT_KINDS,
     extract_imports=extract_imports,
     imports_from_nodes=imports_from_nodes,
     sample=files(__package__).joinpath("sample.ts").read_text(encoding="utf-8"),
