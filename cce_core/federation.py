@@ -19,9 +19,9 @@ import numpy as np
 
 from .bm25 import build_bm25
 from .errors import CceError
-from .retrieval import GRAPH_BONUS_CHUNK_SCALE, Cosines, Searcher
+from .retrieval import Cosines, Searcher
 from .store import FileEntry, StoreData, default_store_path, load_store
-from .textrules import format6, score_key, tokenize_bytes
+from .textrules import format6, tokenize_bytes
 from .workspace import Manifest, Member, WorkspaceGraph
 
 GRAPH_MAX_BONUS_MEMBERS = 2
@@ -174,15 +174,7 @@ class FederatedSearcher(Searcher):
             if len(targets) >= GRAPH_MAX_BONUS_MEMBERS:
                 break
         for target in targets:
-            pool = self._by_member.get(target, [])
-            cosines.ensure(pool)
-            best = sorted(pool, key=lambda i: (-score_key(cosines.at(i)), cosines.tie(i)))
-            for i in best[:GRAPH_BONUS_MEMBER_CHUNKS]:
-                key = (chunks[i].file_path, chunks[i].start_line, chunks[i].end_line)
-                if key in existing:
-                    continue
-                existing.add(key)
-                out.append((i, max(cosines.at(i), 0.0) * GRAPH_BONUS_CHUNK_SCALE))
+            self.append_bonus(out, existing, self._by_member.get(target, []), GRAPH_BONUS_MEMBER_CHUNKS, cosines)
             represented.add(target)
         return out
 

@@ -264,13 +264,23 @@ class Searcher:
         out = list(ranked)
         for nb in bonus_files[:GRAPH_MAX_BONUS_FILES]:
             lo, hi = self._file_chunk_span.get(nb, (0, 0))
-            members = list(range(lo, hi))
-            cosines.ensure(members)
-            members.sort(key=lambda i: (-score_key(cosines.at(i)), cosines.tie(i)))
-            for i in members[:GRAPH_BONUS_CHUNKS_PER_FILE]:
-                key = (chunks[i].file_path, chunks[i].start_line, chunks[i].end_line)
-                if key in existing:
-                    continue
-                existing.add(key)
-                out.append((i, max(cosines.at(i), 0.0) * GRAPH_BONUS_CHUNK_SCALE))
+            self.append_bonus(out, existing, range(lo, hi), GRAPH_BONUS_CHUNKS_PER_FILE, cosines)
         return out
+
+    def append_bonus(self, out: list[tuple[int, float]], existing: set[tuple[str, int, int]], pool: Iterable[int],
+                     limit: int, cosines: Cosines) -> None:
+        """Append the ``limit`` chunks of ``pool`` closest to the query, scored ``max(cos, 0) × 0.85``.
+
+        Ties go by chunk id; a chunk whose span is already in ``existing`` is
+        skipped (and still uses up its place), and each one appended is added.
+        """
+        chunks = self.store.chunks
+        members = list(pool)
+        cosines.ensure(members)
+        members.sort(key=lambda i: (-score_key(cosines.at(i)), cosines.tie(i)))
+        for i in members[:limit]:
+            key = (chunks[i].file_path, chunks[i].start_line, chunks[i].end_line)
+            if key in existing:
+                continue
+            existing.add(key)
+            out.append((i, max(cosines.at(i), 0.0) * GRAPH_BONUS_CHUNK_SCALE))
