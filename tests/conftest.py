@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from cce_core.hookspecs import hookimpl
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -78,6 +80,18 @@ def installed_pack(host, name: str):
     by_name = {p.name: p for p in host.packs.packs}
     assert name in by_name, f"pack {name!r} is not installed; pip install -e packs/{name}"
     return by_name[name]
+
+
+class PackPlugin:
+    """A plugin object that registers the packs it is given (for hosts built in a test)."""
+
+    def __init__(self, *packs) -> None:
+        self._packs = packs
+
+    @hookimpl
+    def cce_register_packs(self, register):
+        for pack in self._packs:
+            register(pack)
 
 
 def copy_tree(src: Path, dst: Path) -> Path:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import installed_pack, reference_dir
+from conftest import PackPlugin, installed_pack, reference_dir
 from tree_sitter import Node, Parser
 
 from cce_core.chunker import Chunker
@@ -123,16 +123,6 @@ def test_chunks_and_imports_match_the_two_pass_path(host, bare_host, name, where
         assert one.imports == two.imports, path
 
 
-class _PackPlugin:
-    def __init__(self, *packs: LanguagePack) -> None:
-        self._packs = packs
-
-    @hookimpl
-    def cce_register_packs(self, register):
-        for pack in self._packs:
-            register(pack)
-
-
 class _Override:
     @hookimpl
     def cce_extract_imports(self, language, root, source):
@@ -142,7 +132,7 @@ class _Override:
 def test_an_import_override_still_wins_over_the_one_pass_path(host):
     ts = installed_pack(host, "typescript")
     py = installed_pack(host, "python")
-    fresh = PluginHost([(_PackPlugin(ts, py), "bundle"), (_Override(), "override")], entry_points=False)
+    fresh = PluginHost([(PackPlugin(ts, py), "bundle"), (_Override(), "override")], entry_points=False)
     chunker = Chunker(fresh)
     text = 'import { z } from "zod";\nexport function f() { return z; }\n'
     result = chunker.chunk_file("a.ts", text)

@@ -15,11 +15,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from conftest import installed_pack
+from conftest import PackPlugin, installed_pack
 
 from cce_core.chunker import Chunker
 from cce_core.errors import CceError
-from cce_core.hookspecs import ENTRY_POINT_GROUP, LanguagePack, hookimpl
+from cce_core.hookspecs import ENTRY_POINT_GROUP, hookimpl
 from cce_core.plugins import PluginHost
 
 REPO = Path(__file__).resolve().parents[1]
@@ -261,22 +261,10 @@ def test_registry_resolves_by_lowercased_extension(host, path, expected):
     assert (pack.name if pack else None) == expected
 
 
-class _PackPlugin:
-    """A plugin object that registers the packs it is given."""
-
-    def __init__(self, *packs: LanguagePack) -> None:
-        self._packs = packs
-
-    @hookimpl
-    def cce_register_packs(self, register):
-        for pack in self._packs:
-            register(pack)
-
-
 def test_duplicate_extension_is_rejected_with_a_helpful_message(host):
     ruby = installed_pack(host, "ruby")
     legacy = replace(ruby, name="ruby-legacy", extensions=(".rake", ".rb"), distribution="")
-    fresh = PluginHost([(_PackPlugin(ruby, legacy), "cce-pack-ruby")], entry_points=False)
+    fresh = PluginHost([(PackPlugin(ruby, legacy), "cce-pack-ruby")], entry_points=False)
 
     assert fresh.packs.names() == ["ruby"]
     assert fresh.startup_problems() == [
@@ -294,7 +282,7 @@ def test_clash_between_two_plugins_keeps_one_pack_and_reports_the_other(host):
     ruby = installed_pack(host, "ruby")
     legacy = replace(ruby, name="ruby-legacy", distribution="")
     fresh = PluginHost(
-        [(_PackPlugin(ruby), "cce-pack-ruby"), (_PackPlugin(legacy), "ruby-legacy-dist")], entry_points=False
+        [(PackPlugin(ruby), "cce-pack-ruby"), (PackPlugin(legacy), "ruby-legacy-dist")], entry_points=False
     )
     # Which one wins depends on plugin call order; exactly one must, and the
     # problem must name the loser and the winner.
@@ -308,14 +296,14 @@ def test_clash_between_two_plugins_keeps_one_pack_and_reports_the_other(host):
 def test_duplicate_name_is_rejected(host):
     c = installed_pack(host, "c")
     twin = replace(c, extensions=(".cc",), distribution="")
-    fresh = PluginHost([(_PackPlugin(c, twin), "cce-pack-c")], entry_points=False)
+    fresh = PluginHost([(PackPlugin(c, twin), "cce-pack-c")], entry_points=False)
     assert fresh.packs.names() == ["c"]
     assert any("name is already registered" in p for p in fresh.startup_problems())
 
 
 def test_packs_register_on_a_fresh_host_without_entry_points(host):
     packs = [installed_pack(host, name) for name in PACK_NAMES]
-    fresh = PluginHost([(_PackPlugin(*packs), "bundle")], entry_points=False)
+    fresh = PluginHost([(PackPlugin(*packs), "bundle")], entry_points=False)
     assert fresh.startup_problems() == []
     assert fresh.packs.pack_set_id == "c,javascript,python,ruby,rust,typescript"
 
@@ -328,7 +316,7 @@ def test_import_override_hook_wins_over_the_pack(host):
 
     rust = installed_pack(host, "rust")
     c = installed_pack(host, "c")
-    fresh = PluginHost([(_PackPlugin(rust, c), "bundle"), (_Override(), "override")], entry_points=False)
+    fresh = PluginHost([(PackPlugin(rust, c), "bundle"), (_Override(), "override")], entry_points=False)
     chunker = Chunker(fresh)
     assert chunker.chunk_file("a.rs", "use std::io;\n").imports == ["overridden"]
     assert chunker.chunk_file("a.c", "#include <stdio.h>\n").imports == ["stdio"]
