@@ -587,6 +587,17 @@ def _working_index(session: McpSession) -> tuple[LoadedIndex | None, str]:
         return None, str(exc)
 
 
+def _chunk_in_working_index(session: McpSession, chunk_id: str) -> tuple[Any, Any, str | None]:
+    """(index, chunk, None), or a message saying why the chunk cannot be served (no index, stale id)."""
+    loaded, missing = _working_index(session)
+    if loaded is None:
+        return None, None, missing
+    target = loaded.chunk(chunk_id)
+    if target is None:
+        return loaded, None, stale_chunk_message(chunk_id)
+    return loaded, target, None
+
+
 def expand_chunk(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
     chunk_id, error = _chunk_id_or_error(args, "expand_chunk")
     if error is not None:
@@ -598,12 +609,9 @@ def expand_chunk(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
 
         return f'expand_chunk: unknown scope {debug_quote(scope)}; use "body", "file", or "neighbors".', True
     session.ledger.note_expand(chunk_id, scope)
-    loaded, missing = _working_index(session)
-    if loaded is None:
-        return missing, False
-    target = loaded.chunk(chunk_id)
-    if target is None:
-        return stale_chunk_message(chunk_id), False
+    loaded, target, problem = _chunk_in_working_index(session, chunk_id)
+    if problem is not None:
+        return problem, False
     if scope == "body":
         return target.content, False
     if scope == "file":
@@ -623,12 +631,9 @@ def related_context(session: McpSession, args: Mapping[str, Any]) -> ToolResult:
         return error
     top_k = top_k_arg(args)
     session.ledger.note_related(chunk_id)
-    loaded, missing = _working_index(session)
-    if loaded is None:
-        return missing, False
-    target = loaded.chunk(chunk_id)
-    if target is None:
-        return stale_chunk_message(chunk_id), False
+    loaded, target, problem = _chunk_in_working_index(session, chunk_id)
+    if problem is not None:
+        return problem, False
     chunks = loaded.neighbour_chunks(target.file_path)[:top_k]
     if not chunks:
         return f"no import-graph neighbours for {target.file_path}.", False
