@@ -25,7 +25,7 @@ What is measured
    so a slow spell on a shared machine hits both. Percentiles are by nearest
    rank over every call.
 4. Between the two, the same tool without any transport: the server's
-   session object (``cce_core.mcp_server.McpSession``) called in this
+   session object (``cce_core.agents.mcp_server.McpSession``) called in this
    process on its own copy of the store. Floor → tool → MCP splits the cost
    into search, formatting (compression, metrics line) and protocol.
 5. The server's own view: the ``latency_ms`` of the search events it appended
@@ -86,8 +86,8 @@ def prepare_store(corpus: Path, given: Path | None, work: Path, log) -> tuple[Pa
             raise SystemExit(f"mcp_latency: no store at {given}")
         shutil.copyfile(given, store)
         return store, {"store": f"copy of {given}"}
-    from cce_core.indexer import index_directory
-    from cce_core.plugins import default_host
+    from cce_core.indexing.indexer import index_directory
+    from cce_core.plugins.host import default_host
 
     host = default_host()
     host.require_healthy()
@@ -98,9 +98,9 @@ def prepare_store(corpus: Path, given: Path | None, work: Path, log) -> tuple[Pa
 
 def make_floor(store: Path):
     """A warm in-process ``Searcher`` over ``store``, with the embedder that built it."""
-    from cce_core.plugins import default_host
-    from cce_core.retrieval import Searcher
-    from cce_core.store import load_store
+    from cce_core.indexing.store import load_store
+    from cce_core.plugins.host import default_host
+    from cce_core.retrieval.searcher import Searcher
 
     data = load_store(store)
     return Searcher(data, default_host().embedder(data.embedder or "hash")), data
@@ -118,7 +118,7 @@ def _sdk_version() -> str:
 def make_tool_session(corpus: Path, store: Path, work: Path):
     """The server's session object in this process (tool without transport), on its own store copy."""
     try:
-        from cce_core.mcp_server import McpSession
+        from cce_core.agents.mcp_server import McpSession
     except ImportError:
         return None
     copy = work / "inproc" / "index.cce"

@@ -220,8 +220,8 @@ def nearest_rank(values: list[float], pct: float) -> float:
 
 def parse_plan(corpus: Path) -> tuple[list[tuple[str, str | None]], dict[str, int]]:
     """(absolute path, claiming pack name or None) for every file the walker keeps, in walker order."""
-    from cce_core.plugins import default_host
-    from cce_core.walker import walk
+    from cce_core.indexing.walker import walk
+    from cce_core.plugins.host import default_host
 
     host = default_host()
     walked = walk(str(corpus), protect_secrets=True)
@@ -242,7 +242,7 @@ def parse_plan(corpus: Path) -> tuple[list[tuple[str, str | None]], dict[str, in
 def _parsers_for(plan: list[tuple[str, str | None]]) -> dict[str, Any]:
     from tree_sitter import Parser
 
-    from cce_core.plugins import default_host
+    from cce_core.plugins.host import default_host
 
     packs = {p.name: p for p in default_host().packs.packs}
     return {name: Parser(packs[name].grammar()) for name in {n for _p, n in plan if n is not None}}
@@ -459,10 +459,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _measure(args: argparse.Namespace, corpus: Path, cce: str, py: str, work: Path, store: Path, log) -> dict:
-    from cce_core.indexer import index_directory
-    from cce_core.plugins import default_host
-    from cce_core.retrieval import Searcher
-    from cce_core.store import load_store
+    from cce_core.indexing.indexer import index_directory
+    from cce_core.indexing.store import load_store
+    from cce_core.plugins.host import default_host
+    from cce_core.retrieval.searcher import Searcher
 
     runs = args.runs
     CHILD_ENV.clear()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -94,27 +94,72 @@ class EmbedderError(Exception):
     """An embedder could not produce vectors; indexing must stop, not degrade."""
 
 
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into float64 vectors (one row per text)."""
+class Embedder:
+    """The base class of every embedder: turns texts into float64 vectors, one row per text.
 
-    name: str
+    Subclass it and register a factory (usually the class itself) with
+    :func:`CceHookSpecs.cce_register_embedders`. The engine reads exactly
+    what is declared here, nothing else:
+
+    * ``name`` — the name users select (``cce index --embedder NAME``); it is
+      written into the store, and a search loads the embedder of that name.
+    * ``model`` — the model behind the vectors, stored as ``embed_model``. A
+      search refuses a store built with another model. Empty for model-free
+      embedders.
+    * ``dim`` — the vector width. It is only read when an index has no chunk
+      at all (the store still records a width); ``None`` when unknown.
+    * :meth:`embed_batch` and :meth:`embed_query` — required.
+    * :meth:`embed_tokenized` — an optional fast path (default: not offered).
+    * :meth:`healthy` and :meth:`unavailable_message` — for embedders that
+      depend on something outside the process (a server): checked before an
+      index or a search starts, so a dead server gives one clear error line
+      instead of a half-built index.
+    """
+
+    name: str = ""
+    model: str = ""
+    dim: int | None = None
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for ``texts`` as an ``(len(texts), dim)`` float64 array."""
-        ...
+        """Vectors for ``texts`` as a ``(len(texts), dim)`` float64 array.
+
+        The indexer calls it with at most 512 texts at a time. Raise
+        :class:`EmbedderError` when no vectors can be produced: indexing then
+        stops and writes nothing.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement embed_batch")
 
     def embed_query(self, text: str) -> Sequence[float]:
         """The vector of one query string: a 1-D float64 array or a list of floats.
 
         A list lets a one-shot search answer without importing numpy.
         """
-        ...
+        raise NotImplementedError(f"{type(self).__name__} must implement embed_query")
 
-    # Optional: an embedder that works on the family's tokens may also define
-    # ``embed_tokenized(vocab, flat_ids, lengths) -> ndarray`` (rows for texts
-    # given as ids into ``vocab``); the indexer then reuses the tokenization it
-    # already did for BM25. It must return exactly what ``embed_batch`` would.
+    def embed_tokenized(self, vocab: Sequence[bytes], flat_ids: Any, lengths: Any) -> np.ndarray | None:
+        """Optional: vectors for texts given as the family's tokens, or ``None`` (the default) to decline.
+
+        ``vocab`` is the token list, ``flat_ids`` every text's token ids one
+        after another and ``lengths`` how many ids each text has — the ids the
+        indexer already made for BM25. An embedder that works on the family's
+        tokens (the hash embedder) answers here and saves a second
+        tokenization; the rows must equal what :meth:`embed_batch` would give.
+        """
+        return None
+
+    def healthy(self) -> bool:
+        """Whether the embedder can produce vectors right now (default: always)."""
+        return True
+
+    def unavailable_message(self, purpose: str) -> str:
+        """The one-line error shown when :meth:`healthy` is false.
+
+        ``purpose`` is ``"index"`` (``cce index`` refuses to start) or
+        ``"search"`` (a search of a store this embedder built refuses, since
+        another embedder's vectors would not be comparable). Say what is
+        unreachable and how to fix it.
+        """
+        return f'the "{self.name}" embedder is unavailable'
 
 
 RegisterPack = Callable[[LanguagePack], None]

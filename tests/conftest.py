@@ -62,7 +62,7 @@ def cce():
 @pytest.fixture(scope="module")
 def host():
     """The process-wide host over the installed plugins."""
-    from cce_core.plugins import default_host
+    from cce_core.plugins.host import default_host
 
     return default_host()
 
@@ -70,7 +70,7 @@ def host():
 @pytest.fixture
 def bare_host():
     """A host with no plugins at all: no import override can interfere."""
-    from cce_core.plugins import PluginHost
+    from cce_core.plugins.host import PluginHost
 
     return PluginHost(entry_points=False)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from conftest import cce_executable
 
-from cce_core.metrics import format_iso, parse_iso
+from cce_core.observability.metrics import format_iso, parse_iso
 
 SERVING = re.compile(r"^cce dashboard: serving http://127\.0\.0\.1:(\d+)/  \(loopback only, read-only\)$")
 ANCHOR_NOW = "2026-07-05T00:00:00Z"  # the "now" the anchor's expected aggregate was computed at

@@ -7,8 +7,8 @@ import json
 import pytest
 from conftest import REPO_ROOT
 
-from cce_core.aggregate import aggregate, direction
-from cce_core.metrics import parse_iso, parse_log, read_log
+from cce_core.observability.aggregate import aggregate, direction
+from cce_core.observability.metrics import parse_iso, parse_log, read_log
 
 NOW = parse_iso("2026-07-05T00:00:00Z")
 ANCHOR_EXPECTED = REPO_ROOT.parent / "shared" / "notes" / "metrics_anchor_expected.json"

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from cce_core.bench import (
+from cce_core.evaluation.bench import (
     builtin_languages,
     builtin_query_set,
     load_queries_file,
     nearest_rank,
     run_bench,
 )
-from cce_core.errors import CceError
+from cce_core.foundation.errors import CceError
 
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2  # 44 bytes; redacted to [REDACTED:GITHUB_TOKEN]
 
@@ -71,7 +71,7 @@ def queries_file(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def host():
-    from cce_core.plugins import default_host
+    from cce_core.plugins.host import default_host
 
     h = default_host()
     h.require_healthy()
@@ -118,8 +118,8 @@ def test_recall_and_savings_match_the_hand_computation(corpus, queries_file, hos
 
 
 def test_recall_agrees_with_an_independent_search(corpus, queries_file, host):
-    from cce_core.indexer import build_index
-    from cce_core.retrieval import Searcher
+    from cce_core.indexing.indexer import build_index
+    from cce_core.retrieval.searcher import Searcher
 
     report = _bench(corpus, queries_file, host)
     embedder = host.embedder("hash")

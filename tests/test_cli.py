@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import REPO_ROOT, copy_tree, run_cce
 
-from cce_core import store as store_module
+from cce_core.indexing import store as store_module
 
 
 def _without_impl_language(text: str) -> list[str]:
@@ -224,7 +224,7 @@ def test_walker_rules(tmp_path):
     (root / ".git").mkdir()
     (root / ".git" / "info").mkdir()
     (root / ".git" / "info" / "exclude").write_text("local.txt\n")
-    from cce_core.walker import walk
+    from cce_core.indexing.walker import walk
 
     result = walk(str(root))
     assert [f.path for f in result.files] == [".dotfile", ".gitignore", "local.txt", "src/keep.py",

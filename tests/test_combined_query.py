@@ -15,10 +15,11 @@ import pytest
 from conftest import PackPlugin, installed_pack, reference_dir
 from tree_sitter import Node, Parser
 
-from cce_core.chunker import Chunker
+from cce_core.authoring.validate import behaviour_problems
 from cce_core.hookspecs import LanguagePack, hookimpl
-from cce_core.plugins import PluginHost
-from cce_core.validators import behaviour_problems, structural_problems
+from cce_core.indexing.chunker import Chunker
+from cce_core.plugins.host import PluginHost
+from cce_core.plugins.validation import structural_problems
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -202,7 +203,7 @@ def test_validator_reports_imports_from_nodes_that_disagrees(host, bare_host):
 def test_imports_by_node_kind_hands_over_every_import_node_in_order_and_survives_a_bad_kind(host):
     from tree_sitter import Parser
 
-    from cce_core.chunker import imports_by_node_kind
+    from cce_core.indexing.chunker import imports_by_node_kind
 
     python = installed_pack(host, "python")
     source = b"import zlib\nfrom os import path\ndef f():\n    import json\n"

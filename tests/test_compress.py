@@ -19,8 +19,11 @@ import cce_pack_python
 import cce_pack_ruby
 import pytest
 
-from cce_core.chunker import Chunk, Chunker
-from cce_core.compress import (
+from cce_core.foundation.textrules import estimate_tokens
+from cce_core.hookspecs import hookimpl
+from cce_core.indexing.chunker import Chunk, Chunker
+from cce_core.plugins.host import PluginHost
+from cce_core.retrieval.detail_views import (
     DETAIL_LEVELS,
     CompactChunk,
     compress,
@@ -29,9 +32,6 @@ from cce_core.compress import (
     parse_detail,
     render_definition,
 )
-from cce_core.hookspecs import hookimpl
-from cce_core.plugins import PluginHost
-from cce_core.textrules import estimate_tokens
 
 
 @pytest.fixture(scope="module")
@@ -358,7 +358,7 @@ def test_threads_render_the_same_bytes(reference: Path, host: PluginHost):
 
 def test_an_override_registered_before_the_pack_still_wins():
     """Registration order must not decide: the pack's own renderer is asked last."""
-    from cce_core.plugins import PluginHost
+    from cce_core.plugins.host import PluginHost
 
     class Override:
         @hookimpl

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cce_core.config import CceConfig, load_config, parse_config
+from cce_core.foundation.config import CceConfig, load_config, parse_config
 
 DEFAULTS = CceConfig()
 

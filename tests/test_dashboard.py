@@ -14,8 +14,8 @@ import pytest
 from conftest import REPO_ROOT, run_cce
 from dashboard_proc import Dashboard, copy_anchor, rebase_to_today
 
-from cce_core.dashboard import PAGE_CSP, DashboardApp, make_server
-from cce_core.metrics import MetricsLog, parse_iso
+from cce_core.observability.dashboard_server import PAGE_CSP, DashboardApp, make_server
+from cce_core.observability.metrics import MetricsLog, parse_iso
 
 EXPECTED_PATH = REPO_ROOT.parent / "shared" / "notes" / "metrics_anchor_expected.json"
 # Parts of the aggregate that do not depend on "now" (the server uses the wall clock).
@@ -354,7 +354,7 @@ def test_app_passes_now_and_price_and_adds_generated_ts(tmp_path: Path):
 
 
 def test_the_page_ships_as_package_data():
-    from cce_core.dashboard import load_page
+    from cce_core.observability.dashboard_server import load_page
 
     page = load_page().decode("utf-8")
     assert page.startswith("<!doctype html>")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cce_core import entry_points as ep_module
-from cce_core.entry_points import EntryPointRecord, entry_points
+from cce_core.plugins import entry_points as ep_module
+from cce_core.plugins.entry_points import EntryPointRecord, entry_points
 
 
 @pytest.fixture
@@ -83,16 +83,17 @@ def test_the_cache_can_be_turned_off_and_an_unwritable_cache_is_not_an_error(tmp
 
 
 def test_records_load_like_entry_points():
-    import cce_embedder_hash
+    from cce_core.default_plugins import hash_embedder
 
-    assert EntryPointRecord("hash", "cce_embedder_hash", "d", "1").load() is cce_embedder_hash
-    assert EntryPointRecord("x", "cce_embedder_hash:HashEmbedder", "d", "1").load() is cce_embedder_hash.HashEmbedder
+    module = "cce_core.default_plugins.hash_embedder"
+    assert EntryPointRecord("hash", module, "d", "1").load() is hash_embedder
+    assert EntryPointRecord("x", f"{module}:HashEmbedder", "d", "1").load() is hash_embedder.HashEmbedder
     with pytest.raises(ValueError, match="malformed"):
         EntryPointRecord("x", "not a value!", "d", "1").load()
 
 
 def test_a_stale_cache_entry_that_fails_to_load_is_rescanned_not_reported(cache_dir):
-    from cce_core.plugins import PluginHost
+    from cce_core.plugins.host import PluginHost
 
     entry_points("cce")  # writes the cache for this environment
     (path,) = cache_dir.glob("entry-points-*.json")

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_cce
 
-from cce_core.eval import Question, RunRecord, evaluate, evaluate_texts, grade, is_punt, parse_runs
+from cce_core.evaluation.agent_runs import Question, RunRecord, evaluate, evaluate_texts, grade, is_punt, parse_runs
 
 GOLDEN = (
     "CCE eval — real end-to-end A/B (cost-primary, correctness-gated, paired)\n"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from cce_embedder_hash import EMBED_DIM, HashEmbedder
 
-from cce_core.bm25 import token_ids
-from cce_core.textrules import fnv1a64, tokenize, tokenize_bytes
+from cce_core.default_plugins.hash_embedder import EMBED_DIM, HashEmbedder
+from cce_core.foundation.textrules import fnv1a64, tokenize, tokenize_bytes
+from cce_core.indexing.bm25 import token_ids
 
 
 def _spec_embed(text: str) -> list[float]:

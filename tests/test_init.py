@@ -286,8 +286,8 @@ def write_workspace(root: Path) -> Path:
 
 
 def test_a_workspace_indexes_every_member_and_serves_the_workspace(tmp_path):
-    if find_spec("cce_core.workspace") is None:
-        pytest.skip("this engine has no workspace support (cce_core.workspace)")
+    if find_spec("cce_core.workspace.manifest") is None:
+        pytest.skip("this engine has no workspace support (cce_core.workspace.manifest)")
     root = write_workspace(tmp_path / "ws")
     report = init_ok(root)
     assert report.startswith("CCE is wired up for Claude Code (workspace).\n"
@@ -305,8 +305,8 @@ def test_a_workspace_indexes_every_member_and_serves_the_workspace(tmp_path):
 
 
 def test_without_workspace_support_a_workspace_is_one_error(tmp_path):
-    from cce_core.agent_init import init_project
-    from cce_core.errors import CceError
+    from cce_core.agents.init_files import init_project
+    from cce_core.foundation.errors import CceError
 
     root = write_workspace(tmp_path / "ws")
     with pytest.raises(CceError, match="no workspace support"):
@@ -315,7 +315,7 @@ def test_without_workspace_support_a_workspace_is_one_error(tmp_path):
 
 
 def test_workspace_mode_points_the_server_at_the_workspace():
-    from cce_core.agent_init import merge_mcp_json
+    from cce_core.agents.init_files import merge_mcp_json
 
     assert json.loads(merge_mcp_json(None, workspace=True)) == {
         "mcpServers": {"cce": {"command": "cce", "args": ["mcp", "--workspace"]}}}

@@ -1,7 +1,7 @@
 """cce as a user installs it: real distributions in a fresh venv, found through entry points.
 
-A module-scoped venv (``python -m venv --without-pip``) gets only ``cce-core`` and ``cce-embedder-hash``; each test
-installs the packs it needs with pip and uninstalls them afterwards, so every
+A module-scoped venv (``python -m venv --without-pip``) gets only ``cce-core`` (which ships the hash
+embedder); each test installs the packs it needs with pip and uninstalls them afterwards, so every
 test starts from that base. Nothing is downloaded:
 
 * the third-party dependencies (numpy, pluggy, typer, tree-sitter and its
@@ -46,14 +46,15 @@ FIXTURE_PACK = Path(__file__).resolve().parent / "fixtures" / "toy_pack"
 CLASH_PACK = FIXTURE_PACK / "clash"
 SOURCES = {
     "cce-core": REPO,
-    "cce-embedder-hash": REPO / "packs" / "embedder-hash",
-    "cce-pack-ruby": REPO / "packs" / "ruby",
+    "cce-pack-ruby": REPO / "packs" / "cce-pack-ruby",
     "cce-pack-toy": FIXTURE_PACK,
     "cce-pack-toy-clash": CLASH_PACK,
 }
 # What a copy of the repository root needs to build cce-core (not tests, packs, samples, ...).
 CORE_FILES = ("pyproject.toml", "README.md", "LICENSE", "cce_core")
 LITTER_NAMES = ("__pycache__", "*.pyc", "*.egg-info", "build", "dist", ".cce")
+# The core registers its default plugin, the hash embedder, through its own entry point.
+HASH_ENTRY_POINT = ["hash", "cce_core.default_plugins.hash_embedder", "cce-core"]
 DEAD_PROXY = "http://127.0.0.1:9"  # the discard port: any download attempt fails at once
 # Installed by hand beside the distributions; their own dependencies are read from their pyproject.toml.
 BUILD_TOOLS = ("pip", "setuptools")
@@ -278,7 +279,7 @@ class Venv:
         """Load an index with the venv's own cce_core and return its chunks as plain dicts."""
         code = (
             "import json, sys\n"
-            "from cce_core.store import load_store\n"
+            "from cce_core.indexing.store import load_store\n"
             "data = load_store(sys.argv[1])\n"
             "print(json.dumps([{'file': c.file_path, 'type': c.chunk_type, 'kind': c.kind,"
             " 'language': c.language} for c in data.chunks]))"
@@ -303,7 +304,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     if missing:
         pytest.skip(f"the dev venv ({purelib}) lacks {', '.join(missing)}; pip install -r requirements.txt")
     env = Venv(tmp_path_factory.mktemp("install"), purelib)
-    env.install("cce-core", "cce-embedder-hash")
+    env.install("cce-core")
     return env
 
 
@@ -343,12 +344,12 @@ def packs_output(venv: Venv) -> list[str]:
 
 
 def test_venv_sees_only_what_was_installed(venv: Venv) -> None:
-    assert venv.cce_entry_points() == [["hash", "cce_embedder_hash", "cce-embedder-hash"]]
+    assert venv.cce_entry_points() == [HASH_ENTRY_POINT]
     where = json.loads(venv.run_python(
         "import importlib.util, json\n"
-        "import sys, cce_core, cce_embedder_hash, numpy, tree_sitter\n"
+        "import sys, cce_core, cce_core.default_plugins.hash_embedder as hash_embedder, numpy, tree_sitter\n"
         "mods = ('cce_pack_python', 'cce_pack_ruby', 'cce_pack_toy', 'cce_embedder_ollama')\n"
-        "print(json.dumps({'core': cce_core.__file__, 'hash': cce_embedder_hash.__file__,"
+        "print(json.dumps({'core': cce_core.__file__, 'hash': hash_embedder.__file__,"
         " 'numpy': numpy.__file__, 'tree_sitter': tree_sitter.__file__,"
         " 'absent': [m for m in mods if importlib.util.find_spec(m) is None], 'path': sys.path}))"
     ))
@@ -363,7 +364,7 @@ def test_venv_sees_only_what_was_installed(venv: Venv) -> None:
     for entry in where["path"]:
         assert not (entry and Path(entry).resolve() in (REPO, purelib)), where["path"]
     assert (venv.bin / "cce").exists()
-    assert "Successfully installed cce-core-0.1.0 cce-embedder-hash-0.1.0" in venv.pip_logs[0]
+    assert "Successfully installed cce-core-0.2.0" in venv.pip_logs[0]
 
 
 def test_no_packs_every_file_is_one_module_chunk(venv: Venv, corpus: Path) -> None:
@@ -386,7 +387,7 @@ def test_no_packs_every_file_is_one_module_chunk(venv: Venv, corpus: Path) -> No
 def test_installing_ruby_adds_ruby_and_uninstalling_removes_it(venv: Venv, corpus: Path) -> None:
     with venv.installed("cce-pack-ruby"):
         assert venv.cce_entry_points() == [
-            ["hash", "cce_embedder_hash", "cce-embedder-hash"],
+            HASH_ENTRY_POINT,
             ["ruby", "cce_pack_ruby", "cce-pack-ruby"],
         ]
         lines = packs_output(venv)
@@ -403,7 +404,7 @@ def test_installing_ruby_adds_ruby_and_uninstalling_removes_it(venv: Venv, corpu
         for other in ("app/helpers.py", "typings/greet.pyi", "README.md"):
             assert by_file[other] == {("module", "module")}, other
 
-    assert venv.cce_entry_points() == [["hash", "cce_embedder_hash", "cce-embedder-hash"]]
+    assert venv.cce_entry_points() == [HASH_ENTRY_POINT]
     assert "pack_set_id: " in packs_output(venv)
 
 

@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 from conftest import REPO_ROOT, copy_tree, reference_dir
 
-from cce_core.bm25 import bm25_scores, bm25_scores_sparse
-from cce_core.indexer import index_directory
-from cce_core.plugins import default_host
-from cce_core.retrieval import Searcher
-from cce_core.store import MappedStore, load_store
+from cce_core.hookspecs import Embedder
+from cce_core.indexing.bm25 import bm25_scores, bm25_scores_sparse
+from cce_core.indexing.indexer import index_directory
+from cce_core.indexing.store import MappedStore, load_store
+from cce_core.plugins.host import default_host
+from cce_core.retrieval.searcher import Searcher
 
 QUERIES = [
     "Loader load", "parse json", "where is the user defined", "render template function", "config",
@@ -101,9 +102,9 @@ def test_hash_query_vector_in_plain_python_equals_the_batch_row():
 def test_auto_uses_the_lean_kernel_only_while_numpy_is_not_loaded(stores):
     script = (
         "import sys\n"
-        "from cce_core.plugins import host_for_embedder\n"
-        "from cce_core.retrieval import Searcher\n"
-        "from cce_core.store import load_store\n"
+        "from cce_core.plugins.host import host_for_embedder\n"
+        "from cce_core.retrieval.searcher import Searcher\n"
+        "from cce_core.indexing.store import load_store\n"
         f"data = load_store({str(stores[0])!r})\n"
         "s = Searcher(data, host_for_embedder('hash').embedder('hash'))\n"
         "s.search('Loader load')\n"
@@ -119,7 +120,7 @@ def test_auto_uses_the_lean_kernel_only_while_numpy_is_not_loaded(stores):
 def test_the_search_command_never_imports_numpy(stores):
     script = (
         "import sys\n"
-        "from cce_core.cli import main\n"
+        "from cce_core.cli.app import main\n"
         f"main(['search', 'Loader load', '--store', {str(stores[0])!r}, '--no-metrics', '--json'])\n"
         "sys.stderr.write('numpy loaded: %s' % ('numpy' in sys.modules))\n"
     )
@@ -131,7 +132,7 @@ def test_the_search_command_never_imports_numpy(stores):
 def test_a_dense_query_vector_falls_back_to_numpy(stores):
     data = load_store(stores[0])
 
-    class Dense:
+    class Dense(Embedder):
         name = "hash"
 
         def embed_query(self, text):

@@ -32,8 +32,8 @@ from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from cce_core import mcp_tools
-from cce_core.grammar import GrammarRow
+from cce_core.agents import mcp_tools
+from cce_core.observability.result_line import GrammarRow
 
 AUTH = "def hash_password(pw):\n    return pw + 'salt'\n"
 PAYMENTS = "import auth\n\ndef process_payment(amount):\n    return amount\n"
@@ -651,7 +651,7 @@ def test_footer_line_goldens() -> None:
 
 
 def test_render_group_golden() -> None:
-    from cce_core.chunker import Chunk
+    from cce_core.indexing.chunker import Chunk
 
     chunk = Chunk("aaaa000000000000", "auth.py", 1, 2, "function", "function_definition", "x",
                   "def a():\n    return 1", 5)
@@ -661,7 +661,7 @@ def test_render_group_golden() -> None:
 
 
 def test_search_start_up_does_not_import_the_sdk() -> None:
-    code = ("import sys, cce_core.cli\n"
+    code = ("import sys, cce_core.cli.app\n"
             "sys.exit(1 if any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules) else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 

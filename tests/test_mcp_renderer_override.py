@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from conftest import run_cce
 
+from cce_core.agents.mcp_server import McpSession
 from cce_core.hookspecs import hookimpl
-from cce_core.mcp_server import McpSession
-from cce_core.plugins import PluginHost
+from cce_core.plugins.host import PluginHost
 
 
 class _ShoutingRenderer:

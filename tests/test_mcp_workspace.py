@@ -30,7 +30,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from cce_core import mcp_tools
+from cce_core.agents import mcp_tools
 
 QUERY = "billing charge amount"
 EMPTY_SCOPE = "--package requires at least one member or package name (e.g. --package app,billing)"
@@ -251,9 +251,9 @@ def test_index_status_reports_the_workspace(server: Client, workspace: Path) -> 
 
 
 def test_agent_searches_land_in_the_root_log_with_source_mcp(tmp_path: Path, reference: Path) -> None:
-    from cce_core.federation import load_member_stores
-    from cce_core.grammar import GrammarRow, grammar_savings
-    from cce_core.workspace import load_manifest
+    from cce_core.observability.result_line import GrammarRow, grammar_savings
+    from cce_core.workspace.federation import load_member_stores
+    from cce_core.workspace.manifest import load_manifest
 
     root = copy_workspace(reference, tmp_path / "ws")
     init_and_index(root)
@@ -375,7 +375,7 @@ def test_cce_init_registers_a_working_workspace_server(tmp_path: Path, reference
 
 
 def test_the_union_is_cached_per_scope_and_rebuilt_when_a_store_changes(workspace: Path) -> None:
-    from cce_core.mcp_server import McpSession
+    from cce_core.agents.mcp_server import McpSession
 
     session = McpSession(workspace, workspace=True)
     manifest = session.manifest()

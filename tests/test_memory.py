@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from cce_core.config import CceConfig
-from cce_core.memory import (
+from cce_core.agents.ledger import SessionLedger
+from cce_core.agents.memory import (
     DISABLED_MESSAGE,
     MemoryEntry,
     RecallHit,
@@ -21,7 +21,7 @@ from cce_core.memory import (
     record_decision,
     session_recall,
 )
-from cce_core.session import SessionLedger
+from cce_core.foundation.config import CceConfig
 
 TS = "2026-07-05T00:00:00Z"
 # Assembled at run time so no contiguous secret-shaped literal is committed.

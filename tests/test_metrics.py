@@ -8,17 +8,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from cce_core import metrics as m
-from cce_core.grammar import GrammarRow, compact_line, grammar_savings, render_compact, render_verbose
-from cce_core.savings import (
+from cce_core.observability import metrics as m
+from cce_core.observability.result_line import GrammarRow, compact_line, grammar_savings, render_compact, render_verbose
+from cce_core.observability.savings import (
     BUCKET_NAMES,
     SAVINGS_NOTE,
     Bucket,
     buckets_from_event,
-    build_search_record,
     search_buckets,
     sum_by_layer,
 )
+from cce_core.observability.search_record import build_search_record
 
 
 def _line(**fields) -> str:

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from conftest import copy_tree, run_cce
 
-from cce_core.metrics import parse_iso, read_log
+from cce_core.observability.metrics import parse_iso, read_log
 
 SEARCH_KEYS = {"baseline_tokens", "embedder", "empty", "event", "graph_enabled", "id", "latency_ms", "low_confidence",
                "mean_score", "query", "result_count", "savings", "savings_ratio", "schema", "served_tokens", "source",
@@ -89,7 +89,7 @@ def test_json_search_carries_the_event_id_and_feedback_resolves(corpus):
     assert (last.kind, last.target_id, last.helpful, last.note, last.id) == ("feedback", qid, True, "",
                                                                              match.group(1))
 
-    from cce_core.aggregate import aggregate
+    from cce_core.observability.aggregate import aggregate
     recent = aggregate(log.events, parse_iso(last.ts) + 1)["recent_searches"]
     assert (recent[0]["id"], recent[0]["feedback"]) == (qid, "helpful")
 

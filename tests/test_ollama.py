@@ -24,8 +24,6 @@ from cce_embedder_ollama import (
     EMBED_BATCH_SIZE,
     MAX_INPUT_CHARS,
     OllamaEmbedder,
-    index_unreachable_message,
-    search_unreachable_message,
 )
 from ollama_stub import STUB_DIM, OllamaStub, closed_port_url, stub_vector
 
@@ -86,7 +84,7 @@ def test_bad_timeout_env_is_an_embedder_error(ollama_env: pytest.MonkeyPatch, ra
 def test_registered_through_the_installed_entry_point(ollama_env: pytest.MonkeyPatch) -> None:
     from importlib.metadata import entry_points
 
-    from cce_core.plugins import default_host
+    from cce_core.plugins.host import default_host
 
     (ep,) = [ep for ep in entry_points(group="cce") if ep.name == "ollama"]
     assert ep.value == "cce_embedder_ollama"
@@ -252,20 +250,20 @@ def test_bad_url_scheme_is_an_embedder_error() -> None:
 def test_unreachable_messages_name_url_model_and_cause() -> None:
     emb = OllamaEmbedder(base_url=closed_port_url(), model="nomic-embed-text", timeout=2)
     assert emb.healthy() is False
-    index_msg = index_unreachable_message(emb)
+    index_msg = emb.unavailable_message("index")
     assert index_msg == (
         f"Ollama is unreachable at {emb.base_url} (connection refused) — refusing to index with "
         "--embedder ollama. Start Ollama (and `ollama pull nomic-embed-text`), or index with the default "
         "hash embedder (drop --embedder ollama)."
     )
-    search_msg = search_unreachable_message(emb)
+    search_msg = emb.unavailable_message("search")
     assert search_msg.startswith(
         f"this index was built with the ollama embedder but Ollama is unreachable at {emb.base_url} "
         "(connection refused) — refusing to search across mismatched embedding spaces. Start Ollama"
     )
     assert search_msg.endswith("or re-index with the default hash embedder (`cce index <dir>`).")
     fresh = OllamaEmbedder(base_url="http://127.0.0.1:9", model="m")  # never probed: no cause to quote
-    assert "unreachable at http://127.0.0.1:9 — refusing" in index_unreachable_message(fresh)
+    assert "unreachable at http://127.0.0.1:9 — refusing" in fresh.unavailable_message("index")
 
 
 # -- process level: the installed `cce` CLI --------------------------------------------
@@ -278,9 +276,9 @@ def _cli_ready() -> str | None:
     if CCE is None:
         return "the `cce` console script is not installed"
     try:
-        import cce_core.cli  # noqa: F401
+        import cce_core.cli.app  # noqa: F401
     except ImportError as exc:
-        return f"cce_core.cli is not importable yet: {exc}"
+        return f"cce_core.cli.app is not importable yet: {exc}"
     return None
 
 

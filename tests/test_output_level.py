@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cce_core.output_level import OUTPUT_LEVELS, apply_set_output_compression, output_block
+from cce_core.agents.output_level import OUTPUT_LEVELS, apply_set_output_compression, output_block
 
 
 def test_block_byte_lengths_are_pinned():

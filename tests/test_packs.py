@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from conftest import PackPlugin, installed_pack
 
-from cce_core.chunker import Chunker
-from cce_core.errors import CceError
+from cce_core.foundation.errors import CceError
 from cce_core.hookspecs import ENTRY_POINT_GROUP, hookimpl
-from cce_core.plugins import PluginHost
+from cce_core.indexing.chunker import Chunker
+from cce_core.plugins.host import PluginHost
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"

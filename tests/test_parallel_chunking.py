@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 from conftest import REPO_ROOT
 
-from cce_core import indexer
-from cce_core.errors import CceError
+from cce_core.foundation.errors import CceError
 from cce_core.hookspecs import hookimpl
-from cce_core.plugins import PluginHost, default_host
-from cce_core.walker import walk
+from cce_core.indexing import indexer
+from cce_core.indexing.walker import walk
+from cce_core.plugins.host import PluginHost, default_host
 
 
 def _items() -> list[tuple[str, str]]:

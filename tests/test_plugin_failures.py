@@ -6,8 +6,8 @@ import importlib.metadata as metadata
 
 import pytest
 
-from cce_core.errors import CceError
-from cce_core.plugins import PluginHost
+from cce_core.foundation.errors import CceError
+from cce_core.plugins.host import PluginHost
 
 
 class _BrokenEntryPoint:

@@ -7,12 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from cce_core.bm25 import bm25_scores, build_bm25
-from cce_core.chunker import Chunk
-from cce_core.graph import build_edges, neighbours
-from cce_core.retrieval import RRF_K, Searcher, file_hints, is_code_lookup
-from cce_core.store import FileEntry, StoreData
-from cce_core.textrules import tokenize_bytes
+from cce_core.foundation.textrules import tokenize_bytes
+from cce_core.hookspecs import Embedder
+from cce_core.indexing.bm25 import bm25_scores, build_bm25
+from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.graph import build_edges, neighbours
+from cce_core.indexing.store import FileEntry, StoreData
+from cce_core.retrieval.searcher import RRF_K, Searcher, file_hints, is_code_lookup
 
 
 def test_bm25_worked_anchor():
@@ -64,7 +65,7 @@ def test_graph_edges_by_stem_then_suffix():
     assert build_edges({"x.py": ["uth"]}, ["auth.py", "x.py"], []) == []
 
 
-class _FixedEmbedder:
+class _FixedEmbedder(Embedder):
     name = "fixed"
 
     def __init__(self, vectors: dict[str, np.ndarray]):

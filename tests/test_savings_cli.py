@@ -7,9 +7,9 @@ import json
 import pytest
 from conftest import run_cce
 
-from cce_core.commands.savings import metrics_source
-from cce_core.pricing import builtin_table
-from cce_core.savings import BUCKET_NAMES
+from cce_core.cli.commands.savings import metrics_source
+from cce_core.observability.pricing import builtin_table
+from cce_core.observability.savings import BUCKET_NAMES
 
 NOTE = "vs full-file baseline — not your real end-to-end agent cost"
 

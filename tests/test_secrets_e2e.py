@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cce
 
-from cce_core.store import default_store_path, load_store
-from cce_core.textrules import estimate_tokens
+from cce_core.foundation.textrules import estimate_tokens
+from cce_core.indexing.store import default_store_path, load_store
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 STRIPE_KEY = "sk" + "_live_" + "4eC39HqLyjWDarjtT1zdp7dc"

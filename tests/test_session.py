@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from cce_core.config import CceConfig
-from cce_core.memory import record_decision
-from cce_core.session import MAX_ITEMS, SessionLedger, elision, short_label
+from cce_core.agents.ledger import MAX_ITEMS, SessionLedger, elision, short_label
+from cce_core.agents.memory import record_decision
+from cce_core.foundation.config import CceConfig
 
 EMPTY = "CCE session digest\n(nothing recorded this session yet)"
 
@@ -88,9 +88,9 @@ def test_served_tokens_and_the_summarize_hint():
 def test_tiny_repo_session_digest_golden(tmp_path):
     # The reference's MCP digest golden, driven at the library level: two real
     # searches over the tiny repo, an expand, then a recorded decision.
-    from cce_core.indexer import build_index
-    from cce_core.plugins import default_host
-    from cce_core.retrieval import Searcher
+    from cce_core.indexing.indexer import build_index
+    from cce_core.plugins.host import default_host
+    from cce_core.retrieval.searcher import Searcher
 
     (tmp_path / "auth.py").write_text("def hash_password(pw):\n    return pw + 'salt'\n")
     (tmp_path / "payments.py").write_text("import auth\n\ndef process_payment(amount):\n    return amount\n")

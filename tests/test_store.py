@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, copy_tree, run_cce
 
-from cce_core import store as store_module
-from cce_core.errors import CceError
-from cce_core.indexer import build_index
-from cce_core.plugins import default_host
+from cce_core.foundation.errors import CceError
+from cce_core.indexing import store as store_module
+from cce_core.indexing.indexer import build_index
+from cce_core.plugins.host import default_host
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cce_core.scoring import score_keys, sequential_dot
-from cce_core.textrules import (
+from cce_core.foundation.textrules import (
     chunk_id,
     estimate_tokens,
     fnv1a64,
@@ -17,6 +16,7 @@ from cce_core.textrules import (
     split_lines,
     tokenize,
 )
+from cce_core.retrieval.numpy_kernel import score_keys, sequential_dot
 
 
 def test_tokenizer_anchors():
@@ -35,7 +35,7 @@ def test_tokenizer_equals_the_regex_definition_on_every_byte():
     import random
     import re
 
-    from cce_core.textrules import token_separated, tokenize_bytes
+    from cce_core.foundation.textrules import token_separated, tokenize_bytes
 
     rule = re.compile(rb"[A-Za-z0-9_]+")
     every_byte = bytes(range(256)) * 2
@@ -57,7 +57,7 @@ def test_fnv1a_published_vectors():
 def test_vectorised_fnv1a_equals_the_byte_loop():
     import random
 
-    from cce_core.textrules import fnv1a64_many
+    from cce_core.foundation.textrules import fnv1a64_many
 
     rng = random.Random(11)
     items = [b"", b"a", b"foobar", bytes(range(256)), b"\xff" * 300]
@@ -115,7 +115,7 @@ def test_split_lines_only_on_newline():
 
 
 def test_exact_cosines_rank_like_a_full_exact_sort():
-    from cce_core.scoring import ExactCosines, rank_order
+    from cce_core.retrieval.numpy_kernel import ExactCosines, rank_order
 
     rng = np.random.default_rng(7)
     for trial in range(30):
@@ -136,7 +136,7 @@ def test_exact_cosines_rank_like_a_full_exact_sort():
 
 
 def test_sparse_queries_are_exact_for_every_chunk():
-    from cce_core.scoring import ExactCosines
+    from cce_core.retrieval.numpy_kernel import ExactCosines
 
     rng = np.random.default_rng(11)
     matrix = rng.normal(size=(300, 256))

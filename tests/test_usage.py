@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import run_cce
 
-from cce_core.aggregate import aggregate
-from cce_core.errors import CceError
-from cce_core.metrics import json_float, parse_iso, parse_log, read_log
-from cce_core.usage import (
+from cce_core.foundation.errors import CceError
+from cce_core.observability.aggregate import aggregate
+from cce_core.observability.metrics import json_float, parse_iso, parse_log, read_log
+from cce_core.observability.usage import (
     SinceCut,
     debug_quote,
     filter_since,

@@ -12,17 +12,10 @@ from dataclasses import replace
 import pytest
 from conftest import installed_pack
 
+from cce_core.authoring.validate import behaviour_problems, validate_all, validate_pack
 from cce_core.hookspecs import LanguagePack, hookimpl
-from cce_core.plugins import PluginHost
-from cce_core.validators import (
-    behaviour_problems,
-    edit_distance,
-    grammar_problems,
-    structural_problems,
-    suggestions,
-    validate_all,
-    validate_pack,
-)
+from cce_core.plugins.host import PluginHost
+from cce_core.plugins.validation import edit_distance, grammar_problems, structural_problems, suggestions
 
 PACK_NAMES = ["c", "javascript", "python", "ruby", "rust", "typescript"]
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import copy_tree, run_cce
 
-from cce_core.errors import CceError
-from cce_core.store import load_store
-from cce_core.textrules import format6
-from cce_core.workspace import (
+from cce_core.foundation.errors import CceError
+from cce_core.foundation.textrules import format6
+from cce_core.indexing.store import load_store
+from cce_core.workspace.manifest import (
     Manifest,
     Member,
     build_manifest,
@@ -305,9 +305,9 @@ def test_federated_search_equals_one_index_over_the_union(indexed_ws, tmp_path, 
     """
     import dataclasses
 
-    from cce_core.plugins import default_host
-    from cce_core.retrieval import Searcher
-    from cce_core.store import StoreData
+    from cce_core.indexing.store import StoreData
+    from cce_core.plugins.host import default_host
+    from cce_core.retrieval.searcher import Searcher
 
     union = _union_dir_index(indexed_ws, tmp_path)
     fed = _json_search(query, indexed_ws, "--workspace", "--package", "app,billing", "--no-graph", "--top-k", top_k)

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from conftest import cce_executable, copy_tree, run_cce
 
-from cce_core.aggregate import aggregate
-from cce_core.metrics import parse_iso, parse_log
+from cce_core.observability.aggregate import aggregate
+from cce_core.observability.metrics import parse_iso, parse_log
 
 SERVING = re.compile(r"^cce workspace dashboard: serving http://127\.0\.0\.1:(\d+)/  \(loopback only, read-only\)$")
 
@@ -320,7 +320,7 @@ def test_dashboard_workspace_without_a_manifest_errors(tmp_path):
 
 
 def test_single_repo_dashboard_has_no_by_package(ws):
-    from cce_core.dashboard import DashboardApp
+    from cce_core.observability.dashboard_server import DashboardApp
 
     app = DashboardApp(ws / "app" / ".cce" / "metrics.jsonl", page=b"")
     assert "by_package" not in app.metrics()
@@ -377,7 +377,7 @@ def test_the_page_shows_the_package_table_only_for_a_workspace(ws, tmp_path):
 
 
 def test_package_column_width_counts_utf8_bytes_like_the_reference():
-    from cce_core.usage import render_human
+    from cce_core.observability.usage import render_human
 
     a = parse_log(search_line("a00000000001", "2026-07-04T10:00:00Z", "q", 10, "cli")).events
     agg = aggregate(a, parse_iso("2026-07-05T00:00:00Z"), packages=[("café", a), ("ab", [])])

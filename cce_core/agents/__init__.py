@@ -1,0 +1,2 @@
+"""What an AI agent talks to: the MCP server, its tools and session state, memory, and `cce init`'s files.
+"""

@@ -1,0 +1,258 @@
+"""``cce init``: wire a project up for an AI coding agent in one idempotent step.
+
+An agent only benefits from cce if three things are in place: an index, the
+agent's MCP configuration pointing at ``cce mcp``, and an instruction telling
+it to search before it reads. This module owns the last two and the order of
+the whole step; building the index is handed in by the caller (the CLI), so
+this module stays below the adapters. The files it touches (``.mcp.json``,
+``CLAUDE.md`` and, in a git checkout, ``.gitignore``) are merged, never
+clobbered, and a second run leaves every one of them byte-identical: the
+other engines of the family write the very same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cce_core.foundation.errors import CceError
+from cce_core.foundation.textrules import UNICODE_WHITESPACE
+
+SUPPORTED_AGENT = "claude"
+WORKSPACE_MANIFEST = os.path.join(".cce", "workspace.yml")
+
+BEGIN_MARKER = "<!-- BEGIN CCE MCP -->"
+END_MARKER = "<!-- END CCE MCP -->"
+
+# The instruction block, minus the output-compression section that follows it.
+_GUIDANCE = (
+    "## Code Context Engine (CCE)\n"
+    "\n"
+    "This project is indexed by CCE, exposed as MCP tools. Prefer them over reading or grepping files.\n"
+    "\n"
+    "- **PREFER `context_search`** to locate code, understand behaviour, or answer \"where is X / how does Y "
+    "work\". It returns the most relevant code chunks (file:line + kind) from a hybrid vector + BM25 index, so "
+    "you do not pay tokens for whole files.\n"
+    "- Reserve file reads for opening a specific path `context_search` points you to.\n"
+    "- Use `index_status` to check how fresh the index is, and `record_feedback` to rate a result.\n"
+)
+
+# `.cce/*` (not `.cce/`) so that git can still re-include the shared workspace manifest.
+GITIGNORE_BLOCK = (
+    "# cce local index/cache — never commit (but keep the shared workspace.yml)\n"
+    ".cce/*\n"
+    "!.cce/workspace.yml\n"
+)
+# Any of these lines (after trimming) already keeps the cache out of git.
+_GITIGNORE_COVERED = frozenset({".cce/*", ".cce", ".cce/", "/.cce", "/.cce/"})
+
+
+IndexBuilder = Callable[[Path], tuple[int, int]]
+"""Builds the local index of a directory; returns (files indexed, chunks)."""
+
+
+@dataclass
+class InitResult:
+    workspace: bool
+    index_line: str
+    mcp_json: str
+    claude_md: str
+    gitignore: str | None
+
+    def report(self) -> str:
+        mode = " (workspace)" if self.workspace else ""
+        lines = [
+            f"CCE is wired up for Claude Code{mode}.",
+            f"  {self.index_line}",
+            f'  .mcp.json : {self.mcp_json} (server "cce")',
+            f"  CLAUDE.md : {self.claude_md} (context_search guidance)",
+        ]
+        if self.gitignore is not None:
+            lines.append(f"  .gitignore: {self.gitignore} (ignores .cce/ cache)")
+        lines += [
+            "",
+            "Next steps:",
+            "  1. Restart your editor (Claude Code) so it loads .mcp.json.",
+            "  2. Ask a question about this codebase — the agent calls context_search.",
+            "  3. Confirm it was used: cce usage (or cce dashboard)",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- pure merges
+
+
+def claude_block(output_section: str) -> str:
+    """The marker-bounded CLAUDE.md block around ``output_section`` (one level's rules, or "")."""
+    return f"{BEGIN_MARKER}\n{_GUIDANCE}{output_section}{END_MARKER}\n"
+
+
+def merge_claude_md(existing: str | None, block: str) -> str:
+    """Replace the bounded block in ``existing``, or append it, or start a new file."""
+    if existing is None:
+        return f"# CLAUDE.md\n\n{block}"
+    begin = existing.find(BEGIN_MARKER)
+    end = existing.find(END_MARKER)
+    if begin >= 0 and end >= 0:
+        # The text after the end marker keeps its own line break.
+        return existing[:begin] + block.rstrip(UNICODE_WHITESPACE) + existing[end + len(END_MARKER):]
+    prefix = existing if existing == "" or existing.endswith("\n") else existing + "\n"
+    return f"{prefix}\n{block}"
+
+
+def server_entry(workspace: bool) -> dict[str, Any]:
+    args = ["mcp", "--workspace"] if workspace else ["mcp", "--dir", "."]
+    return {"command": "cce", "args": args}
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def merge_mcp_json(existing: str | None, workspace: bool) -> str:
+    """``existing`` with ``mcpServers.cce`` set, other servers kept; sorted, 2-space indented, newline-ended.
+
+    Text that is not a JSON object counts as ``{}``, as does a ``mcpServers``
+    that is not an object.
+    """
+    root: Any = {}
+    if existing is not None:
+        try:
+            root = json.loads(existing, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            root = {}
+    if not isinstance(root, dict):
+        root = {}
+    servers = root.get("mcpServers")
+    if not isinstance(servers, dict):
+        servers = {}
+    servers["cce"] = server_entry(workspace)
+    root["mcpServers"] = servers
+    return json.dumps(root, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def merge_gitignore(existing: str) -> str | None:
+    """``existing`` with the cache rules appended, or None when it already ignores ``.cce``."""
+    if any(line.strip(UNICODE_WHITESPACE) in _GITIGNORE_COVERED for line in existing.split("\n")):
+        return None
+    if existing == "":
+        return GITIGNORE_BLOCK
+    prefix = existing if existing.endswith("\n") else existing + "\n"
+    return f"{prefix}\n{GITIGNORE_BLOCK}"
+
+
+# --------------------------------------------------------------------------- file access
+
+
+def _read_text(path: Path) -> str | None:
+    """The UTF-8 text of ``path``; None when it does not exist."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CceError(f"could not read {path}: {exc.strerror or exc}") from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # Rewriting a file we cannot read would lose the user's content.
+        raise CceError(f"{path} is not UTF-8 text; fix or remove it, then re-run cce init") from exc
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Atomically replace ``path`` with ``text`` unless it already holds exactly that.
+
+    Skipping an unchanged file keeps re-runs free of writes. The replacement
+    keeps an existing file's permission bits; a new file gets the umask's. A
+    symbolic link (say CLAUDE.md pointing at a shared instructions file) is
+    followed, so the link stays a link.
+    """
+    from cce_core.indexing.store import atomic_write
+
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    payload = text.encode("utf-8")
+    try:
+        if path.read_bytes() == payload:
+            return
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    except OSError as exc:
+        raise CceError(f"could not read {path}: {exc.strerror or exc}") from exc
+    try:
+        atomic_write(path, payload)
+        os.chmod(path, mode)
+    except OSError as exc:
+        raise CceError(f"could not write {path}: {exc.strerror or exc}") from exc
+
+
+def _display(directory: str, name: str) -> str:
+    return os.path.join(directory, name)
+
+
+# --------------------------------------------------------------------------- the step
+
+
+def is_workspace(directory: str | os.PathLike[str]) -> bool:
+    return os.path.exists(os.path.join(directory, WORKSPACE_MANIFEST))
+
+
+def check_request(directory: str, agent: str) -> None:
+    """Reject an unsupported agent or a path that is not a directory, before anything is touched."""
+    if agent != SUPPORTED_AGENT:
+        raise CceError(f"unsupported --agent `{agent}` — v1 targets Claude Code (pass `--agent claude`)")
+    if not os.path.isdir(directory):
+        raise CceError(f"not a directory: {directory}")
+
+
+def write_agent_files(directory: str, workspace: bool) -> tuple[str, str, str | None]:
+    """Merge ``.mcp.json``, ``CLAUDE.md`` and (in a git checkout) ``.gitignore``; their display paths."""
+    from cce_core.agents.output_level import output_block
+    from cce_core.foundation.config import load_config
+
+    root = Path(directory)
+    mcp_path = root / ".mcp.json"
+    _write_text(mcp_path, merge_mcp_json(_read_text(mcp_path), workspace))
+
+    level = load_config(root).output_level
+    claude_path = root / "CLAUDE.md"
+    _write_text(claude_path, merge_claude_md(_read_text(claude_path), claude_block(output_block(level))))
+
+    gitignore = None
+    if os.path.lexists(root / ".git"):
+        gitignore_path = root / ".gitignore"
+        merged = merge_gitignore(_read_text(gitignore_path) or "")
+        if merged is not None:
+            _write_text(gitignore_path, merged)
+        gitignore = _display(directory, ".gitignore")
+    return _display(directory, ".mcp.json"), _display(directory, "CLAUDE.md"), gitignore
+
+
+def init_project(directory: str, agent: str, build_local: IndexBuilder,
+                 build_workspace: IndexBuilder | None = None) -> InitResult:
+    """Index ``directory`` and wire it up for ``agent``; see :meth:`InitResult.report`.
+
+    ``build_workspace`` indexes every member of a workspace; without one, a
+    workspace cannot be initialised.
+    """
+    check_request(directory, agent)
+    workspace = is_workspace(directory)
+    if workspace:
+        if build_workspace is None:
+            raise CceError(f"{_display(directory, WORKSPACE_MANIFEST)} makes this a workspace, but this cce has "
+                           "no workspace support (cce_core.workspace is missing) — remove the manifest to set up "
+                           "a single project")
+        files, chunks = build_workspace(Path(directory))
+        index_line = f"index     : built {chunks} chunk(s) from {files} file(s) across the workspace"
+    else:
+        files, chunks = build_local(Path(directory))
+        index_line = f"index     : built {chunks} chunk(s) from {files} file(s)"
+    mcp_json, claude_md, gitignore = write_agent_files(directory, workspace)
+    return InitResult(workspace, index_line, mcp_json, claude_md, gitignore)

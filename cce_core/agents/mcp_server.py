@@ -1,0 +1,155 @@
+"""The MCP server: tool dispatch on a session and the stdio transport.
+
+An agent keeps one ``cce mcp`` process for a whole session and calls tools
+many times; :class:`McpSession` is the session state of
+:mod:`cce_core.agents.mcp_session` plus dispatch to the nine tools of
+:mod:`cce_core.agents.mcp_tools`, where a failing call becomes an error result
+and never a dead server.
+
+The transport is the official MCP Python SDK's low-level server over stdio;
+it is imported only when the server starts, so other commands never pay for it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from cce_core.agents.mcp_session import SessionState
+from cce_core.foundation.errors import CceError
+
+
+class McpSession(SessionState):
+    """A served session: the state plus tool dispatch."""
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> tuple[str, bool]:
+        """Run one tool: ``(text, is_error)``. A failure becomes an error result, never a dead server."""
+        from cce_core.agents.mcp_tools import TOOLS
+        from cce_core.hookspecs import EmbedderError
+
+        tool = TOOLS.get(name)
+        if tool is None:
+            return f"unknown tool: {name}", True
+        args = dict(arguments) if isinstance(arguments, Mapping) else {}
+        try:
+            text, is_error = tool(self, args)
+        except (CceError, EmbedderError) as exc:
+            text, is_error = str(exc), True
+        except Exception as exc:  # one bad call must not end the agent's session
+            if os.environ.get("CCE_DEBUG"):
+                raise
+            text, is_error = f"internal error: {type(exc).__name__}: {exc} (set CCE_DEBUG=1 for details)", True
+        self.ledger.note_served(text)
+        return text, is_error
+
+
+def serve_stdio(session: McpSession) -> None:
+    """Serve ``session`` over stdin/stdout with the MCP SDK until the client closes the stream."""
+    try:
+        import anyio
+        import mcp.types as types
+        from mcp.server.lowlevel import Server
+        from mcp.server.stdio import stdio_server
+    except ImportError as exc:
+        raise CceError(f"the MCP server needs the `mcp` package ({exc}) — pip install 'mcp>=2.3,<3'") from exc
+
+    from cce_core import __version__
+    from cce_core.agents.mcp_tools import TOOL_DEFINITIONS
+
+    tools = [types.Tool(name=d["name"], description=d["description"], input_schema=d["inputSchema"])
+             for d in TOOL_DEFINITIONS]
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        text, is_error = session.call(params.name, params.arguments)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+
+    server = Server("cce", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+
+    async def main() -> None:
+        async with stdio_server() as (stdin_stream, stdout_stream):
+            await _serve_until_answered(server, stdin_stream, stdout_stream)
+
+    anyio.run(main)
+
+
+# How long, after the client closed its end, unanswered calls may still take to finish.
+DRAIN_SECONDS = 60.0
+
+
+class _Unanswered:
+    """The ids of requests read from the client that have no reply written yet."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self.ids: set[Any] = set()
+        self.empty = anyio.Event()
+        self.empty.set()
+
+    def read(self, item: Any) -> None:
+        import anyio
+        from mcp.types import JSONRPCNotification, JSONRPCRequest
+
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCRequest):
+            self.ids.add(message.id)
+            if self.empty.is_set():
+                self.empty = anyio.Event()
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            self._settle((message.params or {}).get("requestId"))
+
+    def written(self, item: Any) -> None:
+        from mcp.types import JSONRPCError, JSONRPCResponse
+
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self._settle(message.id)
+
+    def _settle(self, request_id: Any) -> None:
+        self.ids.discard(request_id)
+        if not self.ids:
+            self.empty.set()
+
+
+async def _serve_until_answered(server: Any, stdin_stream: Any, stdout_stream: Any) -> None:
+    """Run ``server`` between the stdio streams, answering every call read before end of input.
+
+    The SDK cancels calls still running when its input ends, so a client that
+    writes its requests and closes stdin (a script, a pipe) could lose the
+    last replies. The input is relayed, and its end passed on only once every
+    call read so far has been answered.
+    """
+    import anyio
+
+    unanswered = _Unanswered()
+    to_server, server_input = anyio.create_memory_object_stream[Any](0)
+    server_output, from_server = anyio.create_memory_object_stream[Any](0)
+    output_done = anyio.Event()
+
+    async def relay_input() -> None:
+        async with to_server:
+            async for item in stdin_stream:
+                unanswered.read(item)
+                await to_server.send(item)
+            with anyio.move_on_after(DRAIN_SECONDS):
+                await unanswered.empty.wait()
+
+    async def relay_output() -> None:
+        try:
+            async with from_server, stdout_stream:
+                async for item in from_server:
+                    await stdout_stream.send(item)
+                    unanswered.written(item)
+        finally:
+            output_done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(relay_input)
+        tg.start_soon(relay_output)
+        await server.run(server_input, server_output, server.create_initialization_options())
+        await output_done.wait()
+        tg.cancel_scope.cancel()

@@ -1,0 +1,672 @@
+"""The nine MCP tools: their pinned definitions, argument parsing and result texts.
+
+Agents bind to tool names, schemas and descriptions, and the family's engines
+must serve the same result bytes, so every string an agent sees is fixed here.
+The tools are plain functions of ``(session, arguments) -> (text, is_error)``;
+the session (:mod:`cce_core.agents.mcp_session`) owns the cached index and the
+per-session state, and the transport never sees anything but text.
+
+A missing index, a stale chunk id or disabled memory are ordinary results that
+carry guidance; ``is_error`` is reserved for a malformed call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from cce_core.foundation.textrules import UNICODE_WHITESPACE
+
+if TYPE_CHECKING:
+    from cce_core.agents.mcp_session import LoadedIndex, SessionState
+    from cce_core.indexing.chunker import Chunk
+
+ToolResult = tuple[str, bool]
+
+DEFAULT_TOP_K = 8
+BYTES_PER_TOKEN = 4
+
+# --------------------------------------------------------------------------- pinned strings
+
+CONTEXT_SEARCH_DESC = (
+    "Search THIS project's code by meaning, across files. Use it FIRST for any cross-file question "
+    '— "where is X", "how does Y work", "what calls Z" — or whenever you cannot already name the '
+    'exact file to open. Returns the most relevant code chunks (file:line + kind) from a hybrid '
+    "vector + BM25 index, so you don't pay tokens for whole files. Skip it only when you already "
+    'know the single file you need — reading that path directly is fine; cce does not win there. '
+    'Results are COMPACT and each carries a `chunk_id`; to read a full body call '
+    '`expand_chunk(chunk_id)` — do NOT re-issue `context_search` for a target you already found. '
+    'Widen to import-graph neighbours with `related_context(chunk_id)`.'
+)
+EXPAND_CHUNK_DESC = (
+    'Read the FULL detail of a chunk `context_search` already returned, by its `chunk_id`. '
+    '`context_search` serves COMPACT chunks (a header + members, or a signature + first line); when '
+    'you need the real body, call this — do NOT re-run `context_search` for a chunk you already '
+    'have. scope=body recovers the exact full body; scope=file returns every chunk in the same '
+    'file; scope=neighbors returns chunks from import-graph-related files. A stale or unknown '
+    '`chunk_id` returns a short, actionable error you can retry from, never a crash.'
+)
+RELATED_CONTEXT_DESC = (
+    'Given a `chunk_id` from `context_search`, return the chunks connected to it through the import '
+    'graph — both what it imports AND its consumers (reverse edges) — as compact entries. Use it to '
+    'widen context on demand — trace how a symbol is used or what it depends on across files — '
+    'instead of pre-loading whole neighbourhoods; expand any result with `expand_chunk(chunk_id)`. '
+    'Pairs with `context_search` (find first) and `expand_chunk` (read the full body).'
+)
+SET_OUTPUT_COMPRESSION_DESC = (
+    "Set how terse THIS session's answers should be — the output-compression level the agent "
+    'applies to its OWN replies. Levels: `off` (no rules), `lite` (concise; drop '
+    'filler/preamble/postamble), `standard` (fewest correct words; code as minimal diffs, never '
+    'whole files; no preamble or postamble), `max` (standard + telegraphic prose; code as minimal '
+    'diffs only). Use it to dial verbosity down when you want terse diffs, or up (`off`) when you '
+    'want full explanations — mid-session, without editing CLAUDE.md. It sets a session preference '
+    'only; it does not rewrite CLAUDE.md and resets when the server restarts.'
+)
+RECORD_DECISION_DESC = (
+    'Remember a VALIDATED decision for future sessions — an explicit, deliberate note you or the '
+    'user have confirmed is correct (an architecture choice, a convention, a resolved trade-off), '
+    'so it need not be re-derived later. The text is secret-redacted before storage, '
+    'content-addressed, and de-duplicated: recording the same decision twice is a no-op that '
+    'returns the same id. Do NOT record raw model output, guesses, or unverified answers — memory '
+    'that replays a bad answer POLLUTES future context. Optional `tags` and an `area` help recall. '
+    "Returns the decision's id; retrieve later with `session_recall`."
+)
+SESSION_RECALL_DESC = (
+    "Search THIS project's remembered decisions (recorded with `record_decision`) for ones relevant "
+    "to `query`, so you don't re-derive what was already settled. Hybrid vector + BM25 search, "
+    'PRECISION-FILTERED: it returns only high-confidence matches (a small top_k) as compact entries '
+    'with ids, which you CHOOSE to use — it is never an auto-injected blob. Returning nothing when '
+    'there is no confident match is normal and correct; proceed without it rather than forcing a '
+    'weak memory into context.'
+)
+SUMMARIZE_CONTEXT_DESC = (
+    'Get a compact, deterministic digest of what THIS session has done so far — the files and '
+    'chunks you have touched, the queries you have run, and the decisions you have recorded — so '
+    "you can compress a long session's history into a few lines instead of re-sending the raw "
+    "transcript. It is a STRUCTURED digest built from the server's per-session ledger, NOT an "
+    'LLM-written summary: the same sequence of tool calls always yields the same bytes. Optional '
+    '`scope` narrows it: "all" (default), "files" (the files AND chunks touched), "queries", or '
+    '"decisions". Long lists are bounded with a `… (+N more)` marker. An unknown `scope` returns a '
+    'short, actionable error, never a crash.'
+)
+INDEX_STATUS_DESC = "Check whether this project is indexed and how fresh it is."
+RECORD_FEEDBACK_DESC = (
+    "Record whether a prior `context_search` result was helpful, to improve the quality signal on the dashboard."
+)
+
+MISSING_INDEX = (
+    "This project is not indexed yet — run `cce index` (or `cce init`). No results are available until then."
+)
+MISSING_WORKSPACE_INDEX = (
+    "This workspace is not indexed yet — run `cce index --workspace` (or `cce init`). "
+    "No results are available until then."
+)
+NOT_A_WORKSPACE = (
+    "not a workspace — no `.cce/workspace.yml`. Run `cce workspace init` then `cce index --workspace` "
+    "(or `cce init`)."
+)
+COMPACT_HINT = (
+    "Bodies shown compact. expand_chunk(chunk_id, scope=body|file|neighbors) for more; "
+    "related_context(chunk_id) for import-graph neighbours.\n"
+)
+TRUNCATED_MARK = "… (context truncated to max_tokens)\n\n"
+
+_INT = {"type": "integer"}
+_STR = {"type": "string"}
+
+TOOL_DEFINITIONS: list[dict[str, Any]] = [
+    {
+        "name": "context_search",
+        "description": CONTEXT_SEARCH_DESC,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": dict(_STR),
+                "top_k": {**_INT, "default": 8},
+                "package": {**_STR, "description": "scope to one workspace member (optional)"},
+                "no_graph": {"type": "boolean", "default": False},
+                "max_tokens": {**_INT, "description": "cap the returned context (optional)"},
+                "detail": {**_STR, "enum": ["signature", "compact", "full"],
+                           "description": "chunk compression level (optional; default from config, usually compact)"},
+                "source": {**_STR, "enum": ["code", "knowledge", "both"],
+                           "description": "which pools to search (optional; default `both` when a knowledge store "
+                                          "exists, else `code`)"},
+            },
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "index_status",
+        "description": INDEX_STATUS_DESC,
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": "record_feedback",
+        "description": RECORD_FEEDBACK_DESC,
+        "inputSchema": {
+            "type": "object",
+            "properties": {"query_id": dict(_STR), "helpful": {"type": "boolean"}, "note": dict(_STR)},
+            "required": ["query_id", "helpful"],
+        },
+    },
+    {
+        "name": "expand_chunk",
+        "description": EXPAND_CHUNK_DESC,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "chunk_id": dict(_STR),
+                "scope": {**_STR, "enum": ["body", "file", "neighbors"], "default": "body"},
+            },
+            "required": ["chunk_id"],
+        },
+    },
+    {
+        "name": "related_context",
+        "description": RELATED_CONTEXT_DESC,
+        "inputSchema": {
+            "type": "object",
+            "properties": {"chunk_id": dict(_STR), "top_k": {**_INT, "default": 8}},
+            "required": ["chunk_id"],
+        },
+    },
+    {
+        "name": "set_output_compression",
+        "description": SET_OUTPUT_COMPRESSION_DESC,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "level": {**_STR, "enum": ["off", "lite", "standard", "max"],
+                          "description": "how terse THIS session's answers should be"},
+            },
+            "required": ["level"],
+        },
+    },
+    {
+        "name": "record_decision",
+        "description": RECORD_DECISION_DESC,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "text": {**_STR, "description": "the validated decision to remember"},
+                "tags": {"type": "array", "items": dict(_STR), "description": "optional labels"},
+                "area": {**_STR, "description": "optional area/component this decision is about"},
+            },
+            "required": ["text"],
+        },
+    },
+    {
+        "name": "session_recall",
+        "description": SESSION_RECALL_DESC,
+        "inputSchema": {
+            "type": "object",
+            "properties": {"query": dict(_STR), "top_k": {**_INT, "default": 5}},
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "summarize_context",
+        "description": SUMMARIZE_CONTEXT_DESC,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "scope": {**_STR, "enum": ["all", "files", "queries", "decisions"], "default": "all",
+                          "description": "which slice of the session digest to return"},
+            },
+        },
+    },
+]
+
+# --------------------------------------------------------------------------- argument parsing
+
+_U64_MAX = (1 << 64) - 1
+
+
+def trim(text: str) -> str:
+    return text.strip(UNICODE_WHITESPACE)
+
+
+def str_arg(args: Mapping[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    return value if isinstance(value, str) else None
+
+
+def u64_arg(args: Mapping[str, Any], key: str) -> int | None:
+    value = args.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _U64_MAX:
+        return value
+    return None
+
+
+def top_k_arg(args: Mapping[str, Any], default: int = DEFAULT_TOP_K) -> int:
+    value = u64_arg(args, "top_k")
+    return value if value else default
+
+
+def bool_arg(args: Mapping[str, Any], key: str) -> bool | None:
+    value = args.get(key)
+    return value if isinstance(value, bool) else None
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def trim_to_tokens(content: str, max_tokens: int) -> tuple[str, bool]:
+    """Cut ``content`` to about ``max_tokens`` tokens on a character boundary; (text, was_cut)."""
+    from cce_core.foundation.textrules import estimate_tokens
+
+    if max_tokens == 0:
+        return "", True
+    if estimate_tokens(content) <= max_tokens:
+        return content, False
+    raw = content.encode("utf-8")
+    end = min(max_tokens * BYTES_PER_TOKEN, len(raw))
+    while 0 < end < len(raw) and (raw[end] & 0xC0) == 0x80:
+        end -= 1
+    return raw[:end].decode("utf-8"), True
+
+
+def format_rows(rows: Sequence[Any], bodies: Sequence[str], query_id: str | None, max_tokens: int | None,
+                total_chunks: int, full: bool) -> str:
+    """The context_search text: a compact header per result, its served body, then the hints.
+
+    ``rows`` are :class:`~cce_core.observability.result_line.GrammarRow` values and ``bodies`` the
+    bodies served for them at the requested detail.
+    """
+    from cce_core.foundation.textrules import estimate_tokens
+    from cce_core.observability.result_line import compact_line
+
+    if not rows:
+        text = f"No matching code found. The index has {total_chunks} chunk(s) — try broader or different terms."
+        if query_id is not None:
+            text += f"\n\nquery_id: {query_id}\n"
+        return text
+    out: list[str] = []
+    used = 0
+    truncated = False
+    for i, (row, served) in enumerate(zip(rows, bodies, strict=True)):
+        out.append(compact_line(row) + "\n")
+        body = served
+        if max_tokens is not None:
+            body, cut = trim_to_tokens(served, max(0, max_tokens - used))
+            truncated |= cut
+        out.append(body if body.endswith("\n") else body + "\n")
+        out.append("\n")
+        used += estimate_tokens(body)
+        if max_tokens is not None and used >= max_tokens and i + 1 < len(rows):
+            truncated = True
+            break
+    if truncated:
+        out.append(TRUNCATED_MARK)
+    if not full:
+        out.append(COMPACT_HINT)
+    if query_id is not None:
+        out.append(f"query_id: {query_id}\n")
+        out.append(f'Rate this with record_feedback (query_id="{query_id}", helpful=true|false).\n')
+    return "".join(out)
+
+
+def footer_line(result_count: int, total_chunks: int, served: int, baseline: int, saved: int, ratio: float,
+                session: tuple[int, int] | None = None) -> str:
+    """The opt-in usage line appended to a context_search result (``mcp.result_footer``)."""
+    from cce_core.foundation.textrules import round_half_away
+    from cce_core.observability.usage import short_tokens, thousands
+
+    pct = int(round_half_away(ratio * 100.0))
+    line = (f"cce: {result_count} results from {thousands(total_chunks)} chunks · served ~{thousands(served)} tok "
+            f"vs ~{thousands(baseline)} baseline · saved ~{thousands(saved)} ({pct}%)")
+    if session is not None:
+        searches, session_saved = session
+        line += f" · session: {searches} searches, ~{short_tokens(session_saved)} saved"
+    return line
+
+
+def chunk_header(chunk: Chunk) -> str:
+    return (f"{chunk.file_path}:{chunk.start_line}-{chunk.end_line} ({chunk.chunk_type}/{chunk.kind}) "
+            f"#{chunk.chunk_id}")
+
+
+def render_group(title: str, blocks: Sequence[tuple[Chunk, str]]) -> str:
+    out = [title, "\n"]
+    for chunk, body in blocks:
+        out.append("\n")
+        out.append(chunk_header(chunk))
+        out.append("\n")
+        out.append(body if body.endswith("\n") else body + "\n")
+    return "".join(out)
+
+
+def stale_chunk_message(chunk_id: str) -> str:
+    return f"no chunk with id {chunk_id} in the current index — it may be stale; re-run context_search."
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def context_search(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+    query = trim(str_arg(args, "query") or "")
+    if not query:
+        return "context_search requires a non-empty `query`.", True
+    # Knowledge pools are not served by this engine yet, so every `source` resolves to code.
+    top_k = top_k_arg(args)
+    graph = not (bool_arg(args, "no_graph") or False)
+    max_tokens = u64_arg(args, "max_tokens")
+    detail = session.detail(str_arg(args, "detail"))
+    if session.workspace:
+        return _context_search_workspace(session, query, top_k, graph, max_tokens, detail, str_arg(args, "package"))
+
+    loaded = session.load_index()
+    if loaded is None:
+        return MISSING_INDEX, False
+    searcher, notice = session.query_searcher(loaded)
+    started = time.perf_counter()
+    if searcher is not None:
+        results = searcher.search(query, top_k=top_k, graph=graph)
+    else:
+        results = keyword_only_search(loaded, query, top_k)
+    latency_ms = (time.perf_counter() - started) * 1000.0
+
+    from cce_core.observability.result_line import GrammarRow
+
+    rows = [GrammarRow.from_result(r) for r in results]
+    return _serve_results(session, loaded.data, results, rows, len(loaded.data.chunks), query=query, top_k=top_k,
+                          graph=graph, detail=detail, latency_ms=latency_ms, max_tokens=max_tokens, notice=notice)
+
+
+def _serve_results(session: Any, data: Any, results: list[Any], rows: list[Any], total: int, *, query: str,
+                   top_k: int, graph: bool, detail: str, latency_ms: float, max_tokens: int | None,
+                   notice: str | None) -> tuple[str, bool]:
+    """Render a search's rows, log its event (source mcp) and note it in the session ledger."""
+    from cce_core.observability.metrics import MetricsWriter
+    from cce_core.observability.search_record import build_search_record
+    from cce_core.retrieval.detail_views import FULL
+
+    full = detail == FULL
+    bodies = [session.compress(r.chunk.file_path, r.chunk.content, detail) for r in results]
+    record = build_search_record(results, data.file_tokens, query, top_k, graph, data.embedder or "hash",
+                                 latency_ms, source="mcp", served_bodies=None if full else bodies)
+    query_id = MetricsWriter(session.metrics_path).log_search(record)
+    session.note_search_usage(record.tokens_saved)
+    session.ledger.note_search(query, [r.chunk.chunk_id for r in results],
+                               [r.chunk.file_path for r in results])
+    text = format_rows(rows, bodies, query_id, max_tokens, total, full)
+    return _finish_search(session, text, record, total, notice), False
+
+
+def _finish_search(session: SessionState, text: str, record: Any, total: int, notice: str | None) -> str:
+    """Append the opt-in usage footer and put the degradation notice first."""
+    mode = session.footer_mode
+    if mode != "off":
+        if not text.endswith("\n"):
+            text += "\n"
+        usage = session.session_usage() if mode == "session" else None
+        text += footer_line(record.result_count, total, record.served_tokens, record.baseline_tokens,
+                            record.tokens_saved, record.savings_ratio, usage) + "\n"
+    if notice is not None:
+        text = f"{notice}\n\n{text}"
+    return text
+
+
+class _KeywordOnly:
+    """The degraded BM25-only ranking behind the searcher interface ``federated_search`` calls."""
+
+    def __init__(self, loaded: LoadedIndex) -> None:
+        self.loaded = loaded
+
+    def search(self, query: str, top_k: int, graph: bool = True) -> list[Any]:
+        return keyword_only_search(self.loaded, query, top_k)
+
+
+def _context_search_workspace(session: SessionState, query: str, top_k: int, graph: bool, max_tokens: int | None,
+                              detail: str, package: str | None) -> ToolResult:
+    """One ranking over the in-scope members, rows labelled by package, the event in the root log."""
+    from cce_core.foundation.errors import CceError
+    from cce_core.workspace.federation import FederatedSearcher, check_same_embedder, federated_search, parse_scope
+    from cce_core.workspace.manifest import load_graph_or_empty
+
+    try:
+        manifest = session.manifest()
+    except CceError:
+        return MISSING_WORKSPACE_INDEX, False
+    try:
+        scope = parse_scope(package)
+        bundle = session.workspace_bundle(manifest, scope)
+        check_same_embedder(bundle.members)
+        loaded = bundle.union
+    except CceError as exc:  # empty or unknown scope, an unindexed member: guidance, not a failure
+        return str(exc), False
+    ws_graph = load_graph_or_empty(session.root, manifest)
+    searcher, notice = session.query_searcher(
+        loaded, lambda data, embedder: FederatedSearcher(data, embedder, ws_graph))
+    started = time.perf_counter()
+    if searcher is not None:
+        searcher.graph = ws_graph  # the member graph is re-read per call, like the manifest
+        results = federated_search(searcher, bundle.members, query, top_k, graph)
+    else:
+        results = federated_search(_KeywordOnly(loaded), bundle.members, query, top_k, graph)
+    latency_ms = (time.perf_counter() - started) * 1000.0
+
+    from cce_core.observability.result_line import GrammarRow
+
+    # The federated results carry member-namespaced chunks, so the event and the ledger name `member/path`;
+    # the rows show the package and the path inside it.
+    rows = [dataclasses.replace(GrammarRow.from_result(r, r.package), file_path=r.file_path) for r in results]
+    return _serve_results(session, loaded.data, results, rows, bundle.total_chunks, query=query, top_k=top_k,
+                          graph=graph, detail=detail, latency_ms=latency_ms, max_tokens=max_tokens, notice=notice)
+
+
+def keyword_only_search(loaded: LoadedIndex, query: str, top_k: int) -> list[Any]:
+    """BM25 alone, ranked like the BM25 candidates of a full search: the degraded path."""
+    import numpy as np
+
+    from cce_core.foundation.textrules import tokenize
+    from cce_core.indexing.bm25 import bm25_scores, unique_in_order
+    from cce_core.retrieval.numpy_kernel import rank_order, score_keys
+    from cce_core.retrieval.searcher import SearchResult
+
+    data = loaded.data
+    unique = unique_in_order(tokenize(query))
+    if not unique or not data.chunks or top_k <= 0:
+        return []
+    scores = bm25_scores(data.bm25, unique)
+    keys = score_keys(scores)
+    positive = np.nonzero(keys > 0)[0]
+    order = positive[rank_order(keys[positive], data.chunk_id_rank[positive], top_k)]
+    return [SearchResult(rank, data.chunks[int(idx)], float(scores[int(idx)]))
+            for rank, idx in enumerate(order[:top_k], start=1)]
+
+
+FRESHNESS_LINES = [
+    # Indexes are only ever built locally by this engine so far (no sync pull yet).
+    "  source  : local (built by cce index)",
+    "  remote  : (no sync remote configured — pure local)",
+]
+
+
+def index_status(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+    from collections import Counter
+
+    if session.workspace:
+        return _index_status_workspace(session)
+    store = session.store_path
+    loaded = session.load_index()
+    if loaded is None:
+        return f"not indexed — no store at {store}. Run `cce index` (or `cce init`).", False
+    chunks = loaded.data.chunks
+    by_language = Counter(c.language for c in chunks)
+    by_kind = Counter(c.kind for c in chunks)
+    lines = [
+        "Index status",
+        f"  store   : {store}",
+        "  indexed : yes",
+        f"  chunks  : {len(chunks)}",
+        f"  files   : {len({c.file_path for c in chunks})}",
+        f"  embedder: {loaded.data.embedder or 'hash'}",
+        "  by language:",
+        *(f"    {lang:<12}: {by_language[lang]}" for lang in sorted(by_language)),
+        "  by kind:",
+        *(f"    {kind:<22}: {by_kind[kind]}" for kind in sorted(by_kind)),
+        *FRESHNESS_LINES,
+    ]
+    return "\n".join(lines) + "\n", False
+
+
+def _index_status_workspace(session: SessionState) -> ToolResult:
+    from cce_core.foundation.errors import CceError
+    from cce_core.workspace.federation import workspace_stats
+    from cce_core.workspace.manifest import load_graph_or_empty
+
+    try:
+        manifest = session.manifest()
+    except CceError:
+        return NOT_A_WORKSPACE, False
+    try:
+        bundle = session.workspace_bundle(manifest, None)
+    except CceError as exc:
+        return str(exc), False
+    stats = workspace_stats(bundle.members)
+    edges = load_graph_or_empty(session.root, manifest).edges
+    lines = [f"Workspace status: {manifest.name}"]
+    lines += [f"  {s.name} (package {s.package}) — files {s.files}, chunks {s.chunks}" for s in stats]
+    lines.append(f"  totals  : files {sum(s.files for s in stats)}, chunks {sum(s.chunks for s in stats)}")
+    lines.append(f"  edges ({len(edges)}):")
+    lines += [f"    {e.source} -> {e.target} (via {e.via})" for e in edges]
+    lines += FRESHNESS_LINES
+    return "\n".join(lines) + "\n", False
+
+
+def record_feedback(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+    from cce_core.observability.metrics import MetricsWriter
+
+    query_id = trim(str_arg(args, "query_id") or "")
+    if not query_id:
+        return "record_feedback requires a `query_id` (the id from a prior context_search).", True
+    helpful = bool_arg(args, "helpful")
+    if helpful is None:
+        return "record_feedback requires a boolean `helpful` (true or false).", True
+    note = str_arg(args, "note") or ""
+    if MetricsWriter(session.metrics_path).log_feedback(query_id, helpful, note) is None:
+        return "could not record feedback (the metrics log is not writable).", True
+    verdict = "helpful" if helpful else "not helpful"
+    return (f"Recorded feedback ({verdict}) for {query_id}. This feeds the dashboard's retrieval-quality signal "
+            "(`cce dashboard`)."), False
+
+
+def _chunk_id_or_error(args: Mapping[str, Any], tool: str) -> tuple[str, ToolResult | None]:
+    chunk_id = trim(str_arg(args, "chunk_id") or "")
+    if not chunk_id:
+        return "", (f"{tool} requires a `chunk_id` (from a prior context_search result).", True)
+    return chunk_id, None
+
+
+def _working_index(session: SessionState) -> tuple[LoadedIndex | None, str]:
+    """The index chunk ids resolve in: the store, or in a workspace the union of every member."""
+    if not session.workspace:
+        return session.load_index(), MISSING_INDEX
+    from cce_core.foundation.errors import CceError
+
+    try:
+        manifest = session.manifest()
+    except CceError:
+        return None, MISSING_WORKSPACE_INDEX
+    try:
+        return session.workspace_bundle(manifest, None).union, ""
+    except CceError as exc:
+        return None, str(exc)
+
+
+def _chunk_in_working_index(session: SessionState, chunk_id: str) -> tuple[Any, Any, str | None]:
+    """(index, chunk, None), or a message saying why the chunk cannot be served (no index, stale id)."""
+    loaded, missing = _working_index(session)
+    if loaded is None:
+        return None, None, missing
+    target = loaded.chunk(chunk_id)
+    if target is None:
+        return loaded, None, stale_chunk_message(chunk_id)
+    return loaded, target, None
+
+
+def expand_chunk(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+    chunk_id, error = _chunk_id_or_error(args, "expand_chunk")
+    if error is not None:
+        return error
+    raw_scope = args.get("scope")
+    scope = trim(raw_scope if isinstance(raw_scope, str) else "body")
+    if scope not in ("body", "file", "neighbors"):
+        from cce_core.observability.usage import debug_quote
+
+        return f'expand_chunk: unknown scope {debug_quote(scope)}; use "body", "file", or "neighbors".', True
+    session.ledger.note_expand(chunk_id, scope)
+    loaded, target, problem = _chunk_in_working_index(session, chunk_id)
+    if problem is not None:
+        return problem, False
+    if scope == "body":
+        return target.content, False
+    if scope == "file":
+        chunks = loaded.chunks_in_file(target.file_path)
+        title = f"file {target.file_path} — {len(chunks)} chunk(s):"
+        return render_group(title, [(c, c.content) for c in chunks]), False
+    chunks = loaded.neighbour_chunks(target.file_path)
+    if not chunks:
+        return f"no import-graph neighbours for {target.file_path} in the current index.", False
+    title = f"neighbours of {target.file_path} — {len(chunks)} chunk(s):"
+    return render_group(title, [(c, c.content) for c in chunks]), False
+
+
+def related_context(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+    chunk_id, error = _chunk_id_or_error(args, "related_context")
+    if error is not None:
+        return error
+    top_k = top_k_arg(args)
+    session.ledger.note_related(chunk_id)
+    loaded, target, problem = _chunk_in_working_index(session, chunk_id)
+    if problem is not None:
+        return problem, False
+    chunks = loaded.neighbour_chunks(target.file_path)[:top_k]
+    if not chunks:
+        return f"no import-graph neighbours for {target.file_path}.", False
+    from cce_core.retrieval.detail_views import COMPACT
+
+    blocks = [(c, session.compress(c.file_path, c.content, COMPACT)) for c in chunks]
+    title = f"related to {target.file_path} via import graph — {len(blocks)} chunk(s):"
+    return render_group(title, blocks), False
+
+
+def set_output_compression(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+    from cce_core.agents.output_level import apply_set_output_compression
+
+    level, text, is_error = apply_set_output_compression(dict(args))
+    if level is not None and not is_error:
+        session.output_level = level
+    return text, is_error
+
+
+def record_decision(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+    from cce_core.agents.memory import record_decision as record
+
+    return record(session.root, dict(args), session.config(), ledger=session.ledger)
+
+
+def session_recall(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+    from cce_core.agents.memory import session_recall as recall
+
+    return recall(session.root, dict(args), session.config(), member_roots=session.member_roots())
+
+
+def summarize_context(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+    return session.ledger.summarize(dict(args))
+
+
+TOOLS = {
+    "context_search": context_search,
+    "index_status": index_status,
+    "record_feedback": record_feedback,
+    "expand_chunk": expand_chunk,
+    "related_context": related_context,
+    "set_output_compression": set_output_compression,
+    "record_decision": record_decision,
+    "session_recall": session_recall,
+    "summarize_context": summarize_context,
+}

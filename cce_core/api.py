@@ -1,0 +1,96 @@
+"""The public API for plugin authors: the one module a pack, embedder or override plugin imports.
+
+Everything a plugin needs from the engine is importable from here, and nothing
+else in ``cce_core`` is a promise: internal modules move between releases,
+this module's names do not. While cce-core is 0.x, a release that changes or
+removes a name below raises the minor version (0.2 → 0.3), so a plugin that
+declares ``cce-core>=0.2,<0.3`` keeps working for every release it accepts.
+Adding a name is not a breaking change. :data:`API_VERSION` says which series
+this is.
+
+The names, by what they are for (the hooks themselves are documented in
+:mod:`cce_core.hookspecs`, the contract):
+
+* implementing hooks — :data:`hookimpl`;
+* language packs — :class:`LanguagePack`, :class:`PackExpected`,
+  :func:`imports_by_node_kind` (an ``extract_imports`` built from a pack's
+  ``imports_from_nodes``);
+* compact rendering — :func:`structural_renderer` (a ready
+  ``cce_render_compact`` implementation for a pack), :func:`render_definition`
+  (the neutral rule, to call from your own renderer), :class:`CompactChunk`;
+* embedders — :class:`Embedder` (subclass it), :class:`EmbedderError`;
+* text — :data:`UNICODE_WHITESPACE` (the white-space set the engine family
+  trims, which differs from :meth:`str.strip`'s);
+* errors — :class:`CceError` (shown to the user as one ``error:`` line);
+* testing your plugin — :func:`validate_plugin`, :class:`PackReport`.
+
+Heavy names (the chunker, the renderer, the validators, which import
+tree-sitter) load on first use, so an embedder plugin importing this module
+does not slow down a one-shot search.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from cce_core.foundation.errors import CceError
+from cce_core.foundation.textrules import UNICODE_WHITESPACE
+from cce_core.hookspecs import (
+    Embedder,
+    EmbedderError,
+    LanguagePack,
+    PackExpected,
+    RegisterEmbedder,
+    RegisterPack,
+    hookimpl,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time these load lazily
+    from cce_core.authoring.validate import PackReport, validate_plugin
+    from cce_core.indexing.chunker import imports_by_node_kind
+    from cce_core.retrieval.detail_views import CompactChunk, render_definition, structural_renderer
+
+API_VERSION = "0.2"
+
+# name -> module that defines it, imported on first access.
+_LAZY = {
+    "imports_by_node_kind": "cce_core.indexing.chunker",
+    "CompactChunk": "cce_core.retrieval.detail_views",
+    "render_definition": "cce_core.retrieval.detail_views",
+    "structural_renderer": "cce_core.retrieval.detail_views",
+    "PackReport": "cce_core.authoring.validate",
+    "validate_plugin": "cce_core.authoring.validate",
+}
+
+__all__ = [
+    "API_VERSION",
+    "UNICODE_WHITESPACE",
+    "CceError",
+    "CompactChunk",
+    "Embedder",
+    "EmbedderError",
+    "LanguagePack",
+    "PackExpected",
+    "PackReport",
+    "RegisterEmbedder",
+    "RegisterPack",
+    "hookimpl",
+    "imports_by_node_kind",
+    "render_definition",
+    "structural_renderer",
+    "validate_plugin",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,1 @@
+"""Tools for plugin authors: the full validation run, the pack scaffold and the plugin inventory."""

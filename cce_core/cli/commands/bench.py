@@ -1,0 +1,50 @@
+"""``cce bench REPO``: recall, token savings and latency on labeled queries."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cce_core.cli.shared import command_host, require_dir
+from cce_core.foundation.errors import CceError
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="bench")(bench)
+
+
+def bench(
+    repo_dir: Annotated[Path, typer.Argument(help="Repository checkout to benchmark (indexed whole, like cce index).")],
+    lang: Annotated[
+        str | None, typer.Option(help="Labeled query set from cce_core/data/bench_queries.json (default: flask set).")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Corpus label for the report (default per --lang).")] = None,
+    commit: Annotated[str | None, typer.Option(help="Commit to record (default: git HEAD of REPO_DIR).")] = None,
+    queries: Annotated[Path | None, typer.Option(help="JSON query set to use instead of the built-in one.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write a Markdown report here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
+) -> None:
+    """Index REPO_DIR in memory and measure recall, token savings and latency."""
+    from cce_core.evaluation.bench import run_bench
+    from cce_core.indexing.store import atomic_write
+
+    require_dir(repo_dir)
+    host = command_host()
+    report = run_bench(repo_dir, lang=lang, name=name, commit=commit, queries_file=queries, host=host,
+                       embedder=host.embedder("hash"))
+    if output is not None:
+        try:
+            atomic_write(output, report.markdown().encode("utf-8"))
+        except OSError as exc:
+            raise CceError(f"could not write {output}: {exc.strerror or exc}") from exc
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        return
+    for line in report.summary_lines():
+        typer.echo(line)
+    if output is not None:
+        typer.echo(f"  wrote        : {output}")

@@ -1,0 +1,60 @@
+"""``cce init [DIR] [--agent claude] [--force]``: index a project and wire it up for Claude Code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def register(app: Any) -> None:
+    app.command(name="init")(init)
+
+
+def init(
+    directory: Annotated[str, typer.Argument(help="Project directory to set up (default: .).")] = ".",
+    agent: Annotated[str, typer.Option(help="The agent to configure; only claude (Claude Code) for now.")] = "claude",
+    force: Annotated[
+        bool, typer.Option("--force", help="Force the index refresh when it is pulled from a sync remote.")
+    ] = False,
+) -> None:
+    """Build the index, register `cce mcp` in .mcp.json and add the guidance block to CLAUDE.md."""
+    from cce_core.agents.init_files import check_request, init_project
+
+    check_request(directory, agent)  # before plugin discovery, so a typo fails fast
+    result = init_project(directory, agent, _build_local_index, _workspace_builder())
+    sys.stdout.write(result.report())
+
+
+def _build_local_index(root: Path) -> tuple[int, int]:
+    """What ``cce index ROOT`` does: hash embedder, secret protection on, one index event in the log."""
+    from cce_core.cli.index_runs import index_one
+    from cce_core.indexing.store import default_store_path
+    from cce_core.plugins.host import default_host
+
+    host = default_host()
+    host.require_healthy()
+    _data, stats = index_one(root, default_store_path(root), host, host.embedder("hash"), protect_secrets=True,
+                             log_metrics=True)
+    return stats.files_indexed, stats.total_chunks
+
+
+def _workspace_builder():
+    """The workspace indexer, when this engine has workspace support (``cce_core.workspace.manifest``)."""
+    from importlib.util import find_spec
+
+    return _build_workspace_index if find_spec("cce_core.workspace.manifest") is not None else None
+
+
+def _build_workspace_index(root: Path) -> tuple[int, int]:
+    """What ``cce index --workspace ROOT`` does: every member into its own store, then the member graph."""
+    from cce_core.cli.index_runs import index_workspace
+    from cce_core.plugins.host import default_host
+
+    host = default_host()
+    host.require_healthy()
+    _manifest, _graph, runs = index_workspace(root, host, host.embedder("hash"), protect_secrets=True,
+                                              log_metrics=True)
+    return sum(r.stats.files_indexed for r in runs), sum(r.stats.total_chunks for r in runs)

@@ -1,0 +1,30 @@
+"""``cce mcp [--dir D] [--store P] [--workspace]``: serve the project's index to an AI agent over MCP (stdio)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def register(app: Any) -> None:
+    app.command(name="mcp")(mcp)
+
+
+def mcp(
+    dir_: Annotated[Path | None, typer.Option("--dir", help="Project directory to serve (default: .).")] = None,
+    store: Annotated[Path | None, typer.Option(help="Store file (default: DIR/.cce/index.cce).")] = None,
+    workspace: Annotated[
+        bool, typer.Option("--workspace", help="Serve every member of the workspace at DIR as one index "
+                                               "(--store is ignored).")
+    ] = False,
+) -> None:
+    """Run the MCP server on stdin/stdout: context_search and eight more tools for an agent."""
+    from cce_core.agents.mcp_server import McpSession, serve_stdio
+    from cce_core.foundation.errors import CceError
+
+    root = dir_ if dir_ is not None else Path(".")
+    if not root.is_dir():
+        raise CceError(f"no such directory: {root}")
+    serve_stdio(McpSession(root, None if workspace else store, workspace=workspace))

@@ -1,0 +1,50 @@
+"""Small argument-handling helpers the command modules share (no engine logic)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cce_core.foundation.errors import CceError
+
+if TYPE_CHECKING:
+    from cce_core.plugins.host import PluginHost
+    from cce_core.retrieval.searcher import Searcher
+
+
+def command_host() -> PluginHost:
+    """Every installed plugin, refused when one failed to load or two packs clash."""
+    from cce_core.plugins.host import default_host
+
+    host = default_host()
+    host.require_healthy()
+    return host
+
+
+def require_dir(path: Path) -> Path:
+    if not path.exists():
+        raise CceError(f"no such directory: {path}")
+    if not path.is_dir():
+        raise CceError(f"not a directory: {path}")
+    return path
+
+
+def store_for_read(store: Path | None, dir_: Path | None) -> Path:
+    """``--store`` when given, else the store of ``--dir`` (default: the current directory)."""
+    from cce_core.indexing.store import default_store_path
+
+    return store if store is not None else default_store_path(dir_ if dir_ is not None else Path("."))
+
+
+def open_searcher(store_path: Path) -> Searcher:
+    """A searcher over the store at ``store_path`` with the embedder that built it."""
+    from cce_core.indexing.store import load_store
+    from cce_core.plugins.host import host_for_embedder
+    from cce_core.retrieval.searcher import Searcher
+    from cce_core.retrieval.store_embedder import embedder_for_store, store_embedder_name
+
+    data = load_store(store_path)
+    # A search needs the embedder that built the store, not the language packs.
+    host = host_for_embedder(store_embedder_name(data))
+    host.require_healthy()
+    return Searcher(data, embedder_for_store(host, data))

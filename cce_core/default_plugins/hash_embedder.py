@@ -1,0 +1,118 @@
+"""The default embedder: signed FNV-1a token hashing into 256 buckets (a default plugin of the core).
+
+No model, no network, and bit-identical across the engine family: each token
+adds +1 or -1 (the hash's top bit) to bucket ``hash mod 256``, and the vector
+is L2-normalised. Counts are small integers, so the accumulation is exact in
+any order; the hash of each distinct token is computed once per process.
+
+A query is embedded in plain Python (numpy is imported only for batches), so a
+one-shot search need not load numpy at all; the float steps are the same
+(square root of an exact integer sum, then one division per bucket).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from cce_core.foundation.textrules import fnv1a64, fnv1a64_many, tokenize_bytes
+from cce_core.hookspecs import Embedder, hookimpl
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+
+EMBED_DIM = 256
+
+
+class HashEmbedder(Embedder):
+    name = "hash"
+    dim = EMBED_DIM
+
+    def __init__(self) -> None:
+        # token -> signed code: bucket + 1 for a + sign, -(bucket + 1) for a - sign.
+        self._codes: dict[bytes, int] = {}
+
+    def _code(self, token: bytes) -> int:
+        h = fnv1a64(token)
+        bucket = h % EMBED_DIM + 1
+        code = -bucket if h >> 63 else bucket
+        self._codes[token] = code
+        return code
+
+    def _learn_codes(self, tokens: Sequence[bytes]) -> None:
+        """Cache the signed code of every token not seen yet, hashing them all in one vectorised pass."""
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(tokens) if t not in self._codes]
+        if not missing:
+            return
+        hashes = fnv1a64_many(missing)
+        buckets = (hashes % np.uint64(EMBED_DIM)).astype(np.int64) + 1
+        negative = (hashes >> np.uint64(63)).astype(bool)
+        self._codes.update(zip(missing, np.where(negative, -buckets, buckets).tolist(), strict=True))
+
+    def _signed_codes(self, text: str) -> list[int]:
+        codes = self._codes
+        make = self._code
+        return [codes.get(t) or make(t) for t in tokenize_bytes(text.encode("utf-8"))]
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        n = len(texts)
+        rows: list[int] = []
+        flat: list[int] = []
+        for i, text in enumerate(texts):
+            codes = self._signed_codes(text)
+            flat.extend(codes)
+            rows.extend([i] * len(codes))
+        if not flat:
+            return np.zeros((n, EMBED_DIM), dtype=np.float64)
+        code_arr = np.asarray(flat, dtype=np.int64)
+        row_arr = np.asarray(rows, dtype=np.int64)
+        cells = row_arr * EMBED_DIM + (np.abs(code_arr) - 1)
+        weights = np.sign(code_arr).astype(np.float64)
+        counts = np.bincount(cells, weights=weights, minlength=n * EMBED_DIM).reshape(n, EMBED_DIM)
+        norms = np.sqrt((counts * counts).sum(axis=1))
+        safe = np.where(norms > 0, norms, 1.0)
+        return counts / safe[:, None]
+
+    def embed_tokenized(self, vocab: Sequence[bytes], flat_ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Vectors of many texts given as ids into ``vocab`` (one row per entry of ``lengths``).
+
+        Same result as :meth:`embed_batch` on the texts, but each distinct token
+        is hashed once and the per-token work happens in numpy.
+        """
+        import numpy as np
+
+        n = len(lengths)
+        if not len(flat_ids):
+            return np.zeros((n, EMBED_DIM), dtype=np.float64)
+        self._learn_codes(vocab)
+        codes = np.fromiter(map(self._codes.__getitem__, vocab), dtype=np.int64, count=len(vocab))
+        token_codes = codes[flat_ids]
+        rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        cells = rows * EMBED_DIM + (np.abs(token_codes) - 1)
+        counts = np.bincount(cells, weights=np.sign(token_codes).astype(np.float64), minlength=n * EMBED_DIM)
+        counts = counts.reshape(n, EMBED_DIM)
+        norms = np.sqrt((counts * counts).sum(axis=1))
+        return counts / np.where(norms > 0, norms, 1.0)[:, None]
+
+    def embed_query(self, text: str) -> list[float]:
+        counts = [0] * EMBED_DIM
+        for code in self._signed_codes(text):
+            if code > 0:
+                counts[code - 1] += 1
+            else:
+                counts[-code - 1] -= 1
+        # The squares are small integers, so their sum (and hence the norm) is exact in any order.
+        norm = math.sqrt(float(sum(c * c for c in counts)))
+        if norm == 0.0:
+            return [0.0] * EMBED_DIM
+        return [c / norm for c in counts]
+
+
+@hookimpl
+def cce_register_embedders(register):
+    register("hash", HashEmbedder)

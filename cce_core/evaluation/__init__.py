@@ -1,0 +1,2 @@
+"""Measuring retrieval: `cce bench`, `cce eval` (graded A/B agent runs) and the conformance report.
+"""

@@ -1,0 +1,194 @@
+"""Byte-level text rules that every engine of the family must apply identically.
+
+Scores, ids and token counts are compared byte-for-byte across engines, so the
+few primitives they depend on live here and nowhere else: the tokenizer, the
+``cce.tokens/v1`` estimator, FNV-1a, chunk ids, half-away-from-zero rounding and
+left-to-right float sums.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+
+TOKEN_ESTIMATOR_ID = "cce.tokens/v1"
+
+# Unicode White_Space: the set the other engines trim and split on. Python's
+# argument-less str.strip() and str.split() also take U+001C..U+001F, which the
+# family keeps, so byte-pinned trims pass this set explicitly.
+UNICODE_WHITESPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+# The same set as the inside of a regular-expression character class.
+UNICODE_WHITESPACE_CLASS = "".join(re.escape(ch) for ch in UNICODE_WHITESPACE)
+BYTES_PER_TOKEN = 4
+
+# A token is a maximal run of ASCII word bytes ([A-Za-z0-9_]); everything else separates.
+# One translate() both lowercases A-Z and turns every other byte into a space, so
+# splitting on whitespace yields exactly the runs (several times faster than a regex).
+_WORD_BYTES = b"0123456789_abcdefghijklmnopqrstuvwxyz"
+_TOKEN_TABLE = bytes(
+    b + 32 if 65 <= b <= 90 else b if b in _WORD_BYTES else 32 for b in range(256)
+)
+
+FNV_OFFSET_BASIS = 0xCBF29CE484222325
+FNV_PRIME = 0x00000100000001B3
+_U64 = 0xFFFFFFFFFFFFFFFF
+
+
+def tokenize_bytes(data: bytes) -> list[bytes]:
+    """Tokens of raw UTF-8 bytes, ASCII-lowercased, in order (no dedupe)."""
+    return data.translate(_TOKEN_TABLE).split()
+
+
+def token_separated(data: bytes) -> bytes:
+    """``data`` with its tokens lowercased and every other byte a space: ``.split()`` gives the tokens.
+
+    A compact way to ship a text's tokens between processes (one bytes object).
+    """
+    return data.translate(_TOKEN_TABLE)
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of ``text`` as strings (only ASCII bytes can be in a token)."""
+    return [t.decode("ascii") for t in tokenize_bytes(text.encode("utf-8"))]
+
+
+def estimate_tokens_bytes(byte_length: int) -> int:
+    """``cce.tokens/v1``: max(1, floor(bytes / 4))."""
+    return max(1, byte_length // BYTES_PER_TOKEN)
+
+
+def estimate_tokens(text: str) -> int:
+    return estimate_tokens_bytes(len(text.encode("utf-8")))
+
+
+def fnv1a64(data: bytes) -> int:
+    """64-bit FNV-1a of ``data``."""
+    h = FNV_OFFSET_BASIS
+    for b in data:
+        h = ((h ^ b) * FNV_PRIME) & _U64
+    return h
+
+
+def fnv1a64_many(items: Sequence[bytes]) -> np.ndarray:
+    """:func:`fnv1a64` of every item at once, as a uint64 array in the same order.
+
+    Hashing a whole vocabulary byte by byte in Python costs a fresh index run
+    tens of milliseconds; here the loop runs over byte positions instead, each
+    step one vectorised xor-and-multiply over the items still that long
+    (uint64 arithmetic wraps modulo 2**64 exactly as the mask does).
+    """
+    import numpy as np
+
+    n = len(items)
+    hashes = np.full(n, FNV_OFFSET_BASIS, dtype=np.uint64)
+    if n == 0:
+        return hashes
+    lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
+    order = np.argsort(-lengths, kind="stable")  # longest first: the active items are a prefix
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[order]
+    data = np.frombuffer(b"".join(items), dtype=np.uint8).astype(np.uint64)
+    ascending = np.sort(lengths)
+    prime = np.uint64(FNV_PRIME)
+    running = hashes.copy()
+    for position in range(int(ascending[-1])):
+        active = n - int(np.searchsorted(ascending, position, side="right"))
+        running[:active] = (running[:active] ^ data[starts[:active] + position]) * prime
+    hashes[order] = running
+    return hashes
+
+
+def chunk_id(file_path: str, start_line: int, end_line: int, content: bytes) -> str:
+    """First 16 hex chars of SHA-256 over ``path:start:end:`` + 100 content bytes."""
+    digest = hashlib.sha256(f"{file_path}:{start_line}:{end_line}:".encode() + content[:100])
+    return digest.hexdigest()[:16]
+
+
+def round_half_away(x: float) -> float:
+    """Round to an integer, halves away from zero (Python's round() is banker's)."""
+    a = abs(x)
+    f = math.floor(a)
+    r = f + 1.0 if a - f >= 0.5 else f
+    return math.copysign(r, x) if r != 0 else 0.0
+
+
+def score_key(x: float) -> int:
+    """The integer a score is compared and sorted by: round(x * 1e6)."""
+    return int(round_half_away(x * 1_000_000.0))
+
+
+def round6(x: float) -> float:
+    return round_half_away(x * 1_000_000.0) / 1_000_000.0
+
+
+def round2(x: float) -> float:
+    return round_half_away(x * 100.0) / 100.0
+
+
+def format6(x: float) -> str:
+    """Fixed six-decimal string, rounded half away from zero."""
+    scaled = int(round_half_away(abs(x) * 1_000_000.0))
+    sign = "-" if x < 0 and scaled != 0 else ""
+    return f"{sign}{scaled // 1_000_000}.{scaled % 1_000_000:06d}"
+
+
+def plain_sum(values: Iterable[float]) -> float:
+    """Left-to-right float sum; built-in sum() is compensated on Python 3.12+."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on ``\\n`` only, stripping one trailing ``\\r``; no phantom last line."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    if parts[-1] == "":
+        parts.pop()
+    return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
+_ASCII_WHITESPACE = frozenset("\t\n\x0c\r ")  # Rust's is_ascii_whitespace: no \x0b
+
+
+def collapse_ascii_whitespace(text: str) -> str:
+    """Trim ASCII whitespace and collapse every inner run of it to one space; other characters stay."""
+    out: list[str] = []
+    pending = False
+    for ch in text:
+        if ch in _ASCII_WHITESPACE:
+            pending = bool(out)
+        else:
+            if pending:
+                out.append(" ")
+                pending = False
+            out.append(ch)
+    return "".join(out)
+
+
+def fields_once_hook(fields: frozenset[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """A ``json.loads`` object_pairs_hook that rejects a declared field given twice.
+
+    The reference's typed readers refuse such a line; an undeclared key given
+    twice keeps its first value, as they do.
+    """
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out and key in fields:
+                raise ValueError(f"duplicate field {key}")
+            out.setdefault(key, value)
+        return out
+
+    return hook

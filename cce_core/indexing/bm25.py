@@ -1,0 +1,158 @@
+"""BM25 over chunks, kept as postings so a query touches only its own terms.
+
+Lucene-form idf, k1 = 1.2, b = 0.75. Per-document sums follow the order of the
+query's unique tokens, as the other engines do, so scores match bit for bit.
+Scoring exists twice, on numpy arrays and on the store's mapped bytes in plain
+Python (for a one-shot process that should not pay numpy's import); both
+evaluate the same float expression in the same order, and tests compare them.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
+from typing import TYPE_CHECKING
+
+from cce_core.indexing.store import Bm25Arrays
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+@dataclass
+class TokenIds:
+    """Every chunk's tokens as ids into one vocabulary (first-seen order)."""
+
+    vocab: list[bytes]
+    flat: np.ndarray  # int64 ids of all tokens, chunk after chunk
+    lengths: np.ndarray  # int64 tokens per chunk
+
+
+class TokenIdEncoder:
+    """Token ids over one growing vocabulary, filled a file at a time.
+
+    The indexer encodes each file's tokens as its chunking result arrives, so
+    this work overlaps the worker processes instead of following them. Which
+    id a token gets never shows in the output: BM25 re-sorts the vocabulary
+    and the embedders only look tokens up, so arrival order is harmless.
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[bytes, int] = {}
+
+    @property
+    def vocab(self) -> list[bytes]:
+        return list(self._ids)
+
+    def encode(self, token_lists: list[list[bytes]]) -> tuple[np.ndarray, np.ndarray]:
+        """(flat ids, tokens per text) of ``token_lists``, adding unseen tokens to the vocabulary."""
+        import numpy as np
+
+        ids = self._ids
+        tokens = list(chain.from_iterable(token_lists))
+        unseen = [t for t in dict.fromkeys(tokens) if t not in ids]
+        ids.update(zip(unseen, range(len(ids), len(ids) + len(unseen)), strict=True))
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+        # itemgetter looks every token up in one C call (a 1-tuple comes back as a bare value).
+        if len(tokens) > 1:
+            flat = np.array(itemgetter(*tokens)(ids), dtype=np.int64)
+        else:
+            flat = np.array([ids[t] for t in tokens], dtype=np.int64)
+        return flat, lengths
+
+    def token_ids(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> TokenIds:
+        """Join encoded parts, in the order given, into one :class:`TokenIds`."""
+        import numpy as np
+
+        if not parts:
+            return TokenIds(self.vocab, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        return TokenIds(self.vocab, np.concatenate([f for f, _ in parts]), np.concatenate([n for _, n in parts]))
+
+
+def token_ids(token_lists: list[list[bytes]]) -> TokenIds:
+    encoder = TokenIdEncoder()
+    return encoder.token_ids([encoder.encode(token_lists)])
+
+
+def build_bm25(token_lists: list[list[bytes]] | TokenIds) -> Bm25Arrays:
+    """Postings (term → ascending docs with term frequencies) over a sorted vocabulary."""
+    import numpy as np
+
+    tids = token_lists if isinstance(token_lists, TokenIds) else token_ids(token_lists)
+    n_docs = len(tids.lengths)
+    order = sorted(range(len(tids.vocab)), key=tids.vocab.__getitem__)
+    vocab = [tids.vocab[i].decode("ascii") for i in order]
+    if not tids.flat.size:
+        return Bm25Arrays(vocab, np.zeros(len(vocab) + 1, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                          np.zeros(0, dtype=np.int32), tids.lengths)
+    # Re-number terms in sorted order, then count (term, doc) pairs in one pass.
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
+    terms = rank[tids.flat]
+    docs = np.repeat(np.arange(n_docs, dtype=np.int64), tids.lengths)
+    pairs, counts = np.unique(terms * n_docs + docs, return_counts=True)
+    ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pairs // n_docs, minlength=len(vocab)), out=ptr[1:])
+    return Bm25Arrays(vocab, ptr, (pairs % n_docs).astype(np.int32), counts.astype(np.int32), tids.lengths)
+
+
+def unique_in_order(tokens: list[str]) -> list[str]:
+    return list(dict.fromkeys(tokens))
+
+
+def bm25_scores(index: Bm25Arrays, unique_query: list[str]) -> np.ndarray:
+    """Raw BM25 score of every chunk for the given unique query tokens."""
+    import numpy as np
+
+    n = index.doc_len.shape[0]
+    scores = np.zeros(n, dtype=np.float64)
+    if n == 0:
+        return scores
+    avgdl = float(index.doc_len.sum()) / n
+    vocab = index.vocab
+    for term in unique_query:
+        pos = bisect_left(vocab, term)
+        if pos >= len(vocab) or vocab[pos] != term:
+            continue
+        lo, hi = int(index.ptr[pos]), int(index.ptr[pos + 1])
+        n_q = hi - lo
+        docs = index.docs[lo:hi]
+        f = index.tfs[lo:hi].astype(np.float64)
+        idf = math.log(1.0 + (n - n_q + 0.5) / (n_q + 0.5))
+        dl = index.doc_len[docs].astype(np.float64)
+        denom = f + BM25_K1 * ((1.0 - BM25_B) + BM25_B * dl / avgdl)
+        scores[docs] += idf * (f * (BM25_K1 + 1.0)) / denom
+    return scores
+
+
+def bm25_scores_sparse(vocab: Sequence[str], ptr: Sequence[int], docs: memoryview, tfs: memoryview,
+                       doc_len: Sequence[int], unique_query: list[str]) -> dict[int, float]:
+    """:func:`bm25_scores` in plain Python, for the chunks that score at all: ``{chunk: score}``.
+
+    The same expression as the numpy form, evaluated in the same order (term by
+    term, each chunk starting from 0.0), so every value is bit-identical.
+    """
+    n = len(doc_len)
+    scores: dict[int, float] = {}
+    if n == 0:
+        return scores
+    avgdl = float(sum(doc_len)) / n
+    for term in unique_query:
+        pos = bisect_left(vocab, term)
+        if pos >= len(vocab) or vocab[pos] != term:
+            continue
+        lo, hi = ptr[pos], ptr[pos + 1]
+        n_q = hi - lo
+        idf = math.log(1.0 + (n - n_q + 0.5) / (n_q + 0.5))
+        for doc, tf in zip(docs[lo:hi].tolist(), tfs[lo:hi].tolist(), strict=True):
+            f = float(tf)
+            denom = f + BM25_K1 * ((1.0 - BM25_B) + BM25_B * float(doc_len[doc]) / avgdl)
+            scores[doc] = scores.get(doc, 0.0) + idf * (f * (BM25_K1 + 1.0)) / denom
+    return scores

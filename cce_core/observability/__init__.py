@@ -1,0 +1,2 @@
+"""What searches saved and how the engine is used: the metrics log, savings, usage and the dashboard.
+"""

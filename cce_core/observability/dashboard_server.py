@@ -1,0 +1,234 @@
+"""``cce dashboard``: a read-only HTTP server on the loopback interface.
+
+It serves one self-contained page (``data/dashboard.html``: inline CSS and JS,
+charts drawn as SVG by the page itself) and two JSON routes computed from the
+metrics log on every request:
+
+=================  ===========================================================
+``GET /``          the page, ``text/html; charset=utf-8``
+``GET /api/metrics``  ``aggregate(events, now, price)`` + ``generated_ts``,
+                   pretty JSON with sorted keys
+``GET /api/health``   ``{"events":N,"skipped":N,"status":"ok"}``
+anything else      404 ``{"error":"not found"}``
+=================  ===========================================================
+
+The query string is ignored. ``HEAD`` is answered like ``GET`` without a body;
+every other method gets 405 ``{"error":"method not allowed"}`` and touches
+nothing — the server never writes a file. Requests whose ``Host`` header names
+anything but the loopback address are refused (403), so a web page that
+rebinds its DNS name to 127.0.0.1 cannot read the metrics. The log is read
+fresh for each request; a corrupt line is skipped and counted, never fatal.
+
+``cce dashboard --workspace`` serves the same routes from
+:class:`WorkspaceDashboardApp`: ``/api/metrics`` is the roll-up over every
+member's log plus the workspace-root log, with a ``by_package`` list (see
+:mod:`cce_core.observability.workspace_usage`), and ``/api/health`` adds ``members``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_PORT = 8787
+DEFAULT_PRICE = 3.00
+
+HTML_TYPE = "text/html; charset=utf-8"
+JSON_TYPE = "application/json"
+
+# The page may only talk to the server it came from: no remote script, style,
+# font, image or connection, even if someone edits the page carelessly.
+PAGE_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+_READ_METHODS = ("GET", "HEAD")
+
+
+def load_page() -> bytes:
+    """The dashboard page shipped as package data."""
+    return (files("cce_core") / "data" / "dashboard.html").read_bytes()
+
+
+class DashboardApp:
+    """What the routes answer, independent of sockets (so it can be tested in-process)."""
+
+    def __init__(self, metrics_path: Path, price: float = DEFAULT_PRICE, *,
+                 reader: Callable[[Path], Any] | None = None,
+                 aggregator: Callable[..., dict] | None = None,
+                 clock: Callable[[], float] = time.time,
+                 page: bytes | None = None) -> None:
+        if reader is None:
+            from cce_core.observability.metrics import read_log as reader
+        if aggregator is None:
+            from cce_core.observability.aggregate import aggregate as aggregator
+        from cce_core.observability.metrics import format_iso
+
+        self._format_iso = format_iso
+        self.metrics_path = Path(metrics_path)
+        self.price = price
+        self._read = reader
+        self._aggregate = aggregator
+        self._clock = clock
+        self.page = page if page is not None else load_page()
+
+    def metrics(self) -> dict:
+        log = self._read(self.metrics_path)
+        now = int(self._clock())
+        body = dict(self._aggregate(log.events, now, price=self.price))
+        body["generated_ts"] = self._format_iso(now)
+        return body
+
+    def health(self) -> dict:
+        log = self._read(self.metrics_path)
+        return {"events": len(log.events), "skipped": int(log.skipped), "status": "ok"}
+
+    def route(self, path: str) -> tuple[int, str, bytes]:
+        """``(status, content type, body)`` for a GET of ``path`` (query string already removed)."""
+        if path == "/":
+            return 200, HTML_TYPE, self.page
+        if path == "/api/metrics":
+            return 200, JSON_TYPE, _json(self.metrics(), pretty=True)
+        if path == "/api/health":
+            return 200, JSON_TYPE, _json(self.health())
+        return 404, JSON_TYPE, _json({"error": "not found"})
+
+
+class WorkspaceDashboardApp(DashboardApp):
+    """The routes of the workspace dashboard: all member logs and the root log, read fresh per request."""
+
+    def __init__(self, logs: Any, price: float = DEFAULT_PRICE, *,
+                 clock: Callable[[], float] = time.time, page: bytes | None = None) -> None:
+        super().__init__(logs.root_log, price, clock=clock, page=page)
+        self.logs = logs
+
+    def metrics(self) -> dict:
+        from cce_core.observability.workspace_usage import workspace_aggregate
+
+        now = int(self._clock())
+        body = dict(workspace_aggregate(self.logs.read(), now, self.price))
+        body["generated_ts"] = self._format_iso(now)
+        return body
+
+    def health(self) -> dict:
+        snapshot = self.logs.read()
+        # The family's workspace health answer carries no `skipped` count.
+        return {"events": snapshot.events, "members": len(self.logs.members), "status": "ok"}
+
+
+def _json(obj: Any, *, pretty: bool = False) -> bytes:
+    if pretty:
+        text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False)
+    else:
+        text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8")
+
+
+def _host_is_loopback(host_header: str | None) -> bool:
+    """True for a missing Host header or one naming the loopback interface (any port)."""
+    if host_header is None:
+        return True
+    host = host_header.strip().lower()
+    # "[::1]:8787" → "::1"; "localhost:8787" → "localhost"
+    name = host[1:].split("]", 1)[0] if host.startswith("[") else host.split(":", 1)[0]
+    return name in ("127.0.0.1", "localhost", "::1")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "cce-dashboard"
+    timeout = 15  # an idle or half-open connection cannot hold a worker forever
+    app: DashboardApp  # set on the per-server subclass
+
+    def version_string(self) -> str:
+        return self.server_version
+
+    # --- dispatch -----------------------------------------------------------------------------------------------
+    def do_GET(self) -> None:
+        self._serve(send_body=True)
+
+    def do_HEAD(self) -> None:
+        self._serve(send_body=False)
+
+    def __getattr__(self, name: str):
+        # BaseHTTPRequestHandler looks up ``do_<METHOD>``; every method other than GET/HEAD is refused
+        # with a JSON 405 instead of the stock HTML 501.
+        if name.startswith("do_"):
+            return self._method_not_allowed
+        raise AttributeError(name)
+
+    def _method_not_allowed(self) -> None:
+        self._send(405, JSON_TYPE, _json({"error": "method not allowed"}), send_body=True,
+                   extra={"Allow": ", ".join(_READ_METHODS)})
+
+    def _serve(self, *, send_body: bool) -> None:
+        if not _host_is_loopback(self.headers.get("Host")):
+            self._send(403, JSON_TYPE, _json({"error": "forbidden host"}), send_body=send_body)
+            return
+        path = urlsplit(self.path).path
+        try:
+            status, ctype, body = self.app.route(path)
+        except Exception:  # a bug or an unreadable log must not take the server down
+            status, ctype, body = 500, JSON_TYPE, _json({"error": "internal error"})
+        extra = {"Content-Security-Policy": PAGE_CSP} if ctype == HTML_TYPE else None
+        self._send(status, ctype, body, send_body=send_body, extra=extra)
+
+    # --- output -------------------------------------------------------------------------------------------------
+    def _send(self, status: int, ctype: str, body: bytes, *, send_body: bool,
+              extra: dict[str, str] | None = None) -> None:
+        self.send_response(status, HTTPStatus(status).phrase)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if send_body:
+            self.wfile.write(body)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # Malformed request lines, oversized headers, ...: a JSON error like every other answer, with a
+        # status line even when the request line was too broken to say which HTTP version it spoke.
+        if self.request_version == "HTTP/0.9":
+            self.request_version = "HTTP/1.0"
+        try:
+            phrase = HTTPStatus(code).phrase
+        except ValueError:
+            phrase = "error"
+        self._send(code, JSON_TYPE, _json({"error": (message or phrase).lower()}),
+                   send_body=self.command != "HEAD" and code >= 200 and code not in (204, 304))
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # quiet: the terminal shows only the three start-up lines
+
+
+class DashboardServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}/"
+
+
+def make_server(app: DashboardApp, port: int = DEFAULT_PORT) -> DashboardServer:
+    """Bind 127.0.0.1:``port`` (0 = any free port). Raises ``OSError`` if the bind fails."""
+    handler = type("DashboardHandler", (_Handler,), {"app": app})
+    return DashboardServer((LOOPBACK, port), handler)

@@ -1,0 +1,116 @@
+"""Token-savings accounting: the seven buckets every search event carries.
+
+Every search event carries seven buckets of ``{saved_tokens, baseline_tokens}``.
+Only three can be measured by the engine itself while it answers a query:
+
+* ``retrieval`` — whole files the results came from versus the chunks served;
+* ``chunk_compression`` — full chunk bodies versus the compact or signature
+  bodies actually served (zero when the full body is served);
+* ``grammar`` — a verbose per-result framing versus the compact result lines.
+
+The rest (``output``, ``memory``, ``turn_summarization``,
+``progressive_disclosure``) are always recorded as zero here. All counts use
+the one ``cce.tokens/v1`` estimator. The per-search record built from a
+search's results is :mod:`cce_core.observability.search_record`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+BUCKET_NAMES: tuple[str, ...] = (
+    "retrieval",
+    "chunk_compression",
+    "grammar",
+    "output",
+    "memory",
+    "turn_summarization",
+    "progressive_disclosure",
+)
+SAVINGS_NOTE = "vs full-file baseline — not your real end-to-end agent cost"
+LOW_CONFIDENCE_THRESHOLD = 0.30
+
+_U64_MAX = (1 << 64) - 1
+
+
+def _sat_add(a: int, b: int) -> int:
+    return min(a + b, _U64_MAX)
+
+
+@dataclass(frozen=True)
+class Bucket:
+    saved_tokens: int = 0
+    baseline_tokens: int = 0
+
+    def __add__(self, other: Bucket) -> Bucket:
+        return Bucket(_sat_add(self.saved_tokens, other.saved_tokens),
+                      _sat_add(self.baseline_tokens, other.baseline_tokens))
+
+    def as_json(self) -> dict[str, int]:
+        return {"baseline_tokens": self.baseline_tokens, "saved_tokens": self.saved_tokens}
+
+
+Buckets = dict[str, Bucket]
+
+
+def empty_buckets() -> Buckets:
+    return {name: Bucket() for name in BUCKET_NAMES}
+
+
+def search_buckets(retrieval: tuple[int, int], chunk_compression: tuple[int, int] = (0, 0),
+                   grammar: tuple[int, int] = (0, 0)) -> Buckets:
+    """The buckets of one search; each argument is ``(saved, baseline)``."""
+    out = empty_buckets()
+    out["retrieval"] = Bucket(*retrieval)
+    out["chunk_compression"] = Bucket(*chunk_compression)
+    out["grammar"] = Bucket(*grammar)
+    return out
+
+
+def _u64(obj: Any, key: str) -> int:
+    v = obj.get(key) if isinstance(obj, dict) else None
+    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= _U64_MAX:
+        return v
+    return 0
+
+
+def buckets_from_event(event: Mapping[str, Any]) -> Buckets:
+    """The buckets a logged search event carries.
+
+    A ``savings`` key (whatever its value) means a current-format event: each
+    bucket is read from it and a missing one is zero. Without it the event
+    predates the buckets, and its top-level ``tokens_saved``/``baseline_tokens``
+    become the retrieval bucket.
+    """
+    if "savings" not in event:
+        return search_buckets((_u64(event, "tokens_saved"), _u64(event, "baseline_tokens")))
+    obj = event["savings"]
+    out = empty_buckets()
+    for name in BUCKET_NAMES:
+        b = obj.get(name) if isinstance(obj, dict) else None
+        if b is not None:
+            out[name] = Bucket(_u64(b, "saved_tokens"), _u64(b, "baseline_tokens"))
+    return out
+
+
+def buckets_json(buckets: Mapping[str, Bucket]) -> dict[str, dict[str, int]]:
+    return {name: buckets.get(name, Bucket()).as_json() for name in BUCKET_NAMES}
+
+
+def sum_by_layer(per_event: Iterable[Mapping[str, Bucket]]) -> dict[str, Any]:
+    """Bucket-wise totals over many searches, plus their ``total`` and the standing caveat ``note``."""
+    acc = empty_buckets()
+    for buckets in per_event:
+        for name in BUCKET_NAMES:
+            b = buckets.get(name)
+            if b is not None:
+                acc[name] = acc[name] + b
+    total = Bucket()
+    for name in BUCKET_NAMES:
+        total = total + acc[name]
+    out: dict[str, Any] = {name: acc[name].as_json() for name in BUCKET_NAMES}
+    out["total"] = total.as_json()
+    out["note"] = SAVINGS_NOTE
+    return out

@@ -1,0 +1,268 @@
+"""Plugin discovery and the pack/embedder registries.
+
+Owns the single ``pluggy.PluginManager`` of a process: it loads every
+distribution advertising the ``cce`` entry-point group (or plugins handed in
+directly by tests), collects their packs and embedders, resolves a file to its
+pack by lowercased extension, and reports the ``pack_set_id`` other engines
+write into shared artifacts. The cheap structural checks run here at start-up
+so a clash between two installed packs fails loudly instead of mis-chunking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+import pluggy
+
+from cce_core.foundation.errors import CceError
+from cce_core.hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, CceHookSpecs, Embedder, LanguagePack
+from cce_core.plugins.validation import structural_problems
+
+
+@dataclass
+class PluginLoadFailure:
+    entry_point: str
+    distribution: str
+    message: str
+
+    def describe(self) -> str:
+        return (
+            f'plugin "{self.entry_point}" from distribution "{self.distribution}" failed to load: '
+            f"{self.message} — reinstall or uninstall that distribution"
+        )
+
+
+def extension_of(path: str) -> str | None:
+    """Lowercased final extension with its dot; a leading-dot-only name has none."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    if dot <= 0:
+        return None
+    return name[dot:].lower()
+
+
+@dataclass
+class PackRegistry:
+    """Packs in registration order, plus the structural problems seen while adding them."""
+
+    packs: list[LanguagePack] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    _by_extension: dict[str, LanguagePack] = field(default_factory=dict)
+
+    def register(self, pack: LanguagePack) -> bool:
+        """Add ``pack`` unless it breaks a structural rule (the problem is recorded)."""
+        problems = structural_problems(pack, self.packs)
+        if problems:
+            self.problems.extend(problems)
+            return False
+        self.packs.append(pack)
+        for ext in pack.extensions:
+            self._by_extension[ext] = pack
+        return True
+
+    def pack_for(self, path: str) -> LanguagePack | None:
+        ext = extension_of(path)
+        return self._by_extension.get(ext) if ext else None
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.packs]
+
+    @property
+    def pack_set_id(self) -> str:
+        return ",".join(sorted(self.names()))
+
+
+class PluginHost:
+    """One process's view of the installed plugins."""
+
+    def __init__(self, plugins: Iterable[tuple[Any, str]] = (), *, entry_points: bool = True,
+                 only: Iterable[str] | None = None) -> None:
+        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm.add_hookspecs(CceHookSpecs)
+        self.load_failures: list[PluginLoadFailure] = []
+        self._plugin_dist: dict[int, str] = {}
+        self._dist_versions: dict[str, str] = {}  # as the entry-point records give them
+        if entry_points:
+            self._load_entry_points(set(only) if only is not None else None)
+        for plugin, dist in plugins:
+            self.register_plugin(plugin, dist)
+
+    def register_plugin(self, plugin: Any, distribution: str = "") -> None:
+        self.pm.register(plugin)
+        self._plugin_dist[id(plugin)] = distribution
+        self.__dict__.pop("packs", None)
+        self.__dict__.pop("embedders", None)
+
+    def _load_entry_points(self, only: set[str] | None = None) -> None:
+        from cce_core.plugins.entry_points import entry_points
+
+        records = entry_points(ENTRY_POINT_GROUP)
+        self._register_records(records, only)
+        if self.load_failures:
+            # A failure may only mean the cached list is stale: ask the environment itself once.
+            fresh = entry_points(ENTRY_POINT_GROUP, refresh=True)
+            if fresh != records:
+                for plugin in list(self.pm.get_plugins()):
+                    self.pm.unregister(plugin)
+                self.load_failures.clear()
+                self._plugin_dist.clear()
+                self._dist_versions.clear()
+                self._register_records(fresh, only)
+
+    def _register_records(self, records: list[Any], only: set[str] | None) -> None:
+        # Sorted, so which pack wins an extension clash never depends on install order.
+        for ep in sorted(records, key=lambda e: (e.name, e.value)):
+            if only is not None and ep.name not in only:
+                continue
+            dist = ep.distribution
+            # Two distributions may reuse an entry-point name; keep both so the
+            # usual clash checks see them instead of one silently vanishing.
+            name = ep.name if self.pm.get_plugin(ep.name) is None else f"{ep.name}[{dist}]"
+            try:
+                plugin = ep.load()
+                if self.pm.is_registered(plugin):
+                    continue  # the same module advertised twice
+                self.pm.register(plugin, name=name)
+            except Exception as exc:  # any import-time or registration failure of third-party code
+                self.load_failures.append(PluginLoadFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
+                continue
+            self._plugin_dist[id(plugin)] = dist
+            if dist != "?":
+                self._dist_versions[dist] = ep.version
+
+    # -- registries ---------------------------------------------------------
+
+    def _hook_with_dist(self, hook_name: str, make_register: Callable[[str], Callable[..., None]]) -> None:
+        hook = getattr(self.pm.hook, hook_name)
+        # Call each implementation on its own so we know which distribution spoke.
+        for impl in hook.get_hookimpls():
+            dist = self._plugin_dist.get(id(impl.plugin), "")
+            impl.function(make_register(dist))
+
+    @cached_property
+    def packs(self) -> PackRegistry:
+        registry = PackRegistry()
+
+        def make_register(dist: str) -> Callable[[LanguagePack], None]:
+            def register(pack: LanguagePack) -> None:
+                registry.register(replace(pack, distribution=dist) if dist and not pack.distribution else pack)
+
+            return register
+
+        self._hook_with_dist("cce_register_packs", make_register)
+        return registry
+
+    @cached_property
+    def embedders(self) -> dict[str, Callable[[], Embedder]]:
+        found: dict[str, Callable[[], Embedder]] = {}
+
+        def make_register(_dist: str) -> Callable[[str, Callable[[], Embedder]], None]:
+            def register(name: str, factory: Callable[[], Embedder]) -> None:
+                found.setdefault(name, factory)
+
+            return register
+
+        self._hook_with_dist("cce_register_embedders", make_register)
+        return found
+
+    def startup_problems(self) -> list[str]:
+        """Load failures and structural clashes: reasons not to run the engine."""
+        return [f.describe() for f in self.load_failures] + list(self.packs.problems)
+
+    def require_healthy(self) -> None:
+        problems = self.startup_problems()
+        if problems:
+            more = f" (and {len(problems) - 1} more; run `cce packs --validate`)" if len(problems) > 1 else ""
+            raise CceError(problems[0] + more)
+
+    def embedder(self, name: str) -> Embedder:
+        """A new instance of embedder ``name``; it must subclass :class:`~cce_core.hookspecs.Embedder`."""
+        factory = self.embedders.get(name)
+        if factory is None:
+            known = ", ".join(sorted(self.embedders)) or "none installed"
+            raise CceError(f'unknown embedder "{name}" (available: {known})')
+        made = factory()
+        if not isinstance(made, Embedder):
+            raise CceError(f'the "{name}" embedder ({type(made).__module__}.{type(made).__qualname__}) does not '
+                           "subclass cce_core.api.Embedder — the engine relies on what that class declares")
+        return made
+
+    def ready_embedder(self, name: str, purpose: str) -> Embedder:
+        """Embedder ``name``, refused with its own message when it is not healthy.
+
+        ``purpose`` is ``"index"`` or ``"search"`` (see :meth:`Embedder.unavailable_message`).
+        """
+        made = self.embedder(name)
+        if not made.healthy():
+            raise CceError(made.unavailable_message(purpose))
+        return made
+
+    def extract_imports(self, pack: LanguagePack, root: Any, source: bytes, *, use_hooks: bool = True,
+                        import_nodes: list[Any] | None = None) -> list[str]:
+        """A file's imports: a plugin's ``cce_extract_imports`` answer first, else the pack's own rule.
+
+        ``import_nodes`` are the file's import nodes in start-byte order, when the
+        chunker has already captured them; a pack with ``imports_from_nodes``
+        then reads those instead of querying the tree a second time.
+        """
+        try:
+            if use_hooks:
+                override = self.pm.hook.cce_extract_imports(language=pack.name, root=root, source=source)
+                if override is not None:
+                    return list(override)
+            if import_nodes is not None and pack.imports_from_nodes is not None:
+                return pack.imports_from_nodes(import_nodes, source)
+            return pack.extract_imports(root, source)
+        except Exception:  # import extraction must never break indexing
+            return []
+
+    def plugin_versions(self) -> dict[str, str]:
+        """Every plugin distribution loaded, with its version, sorted by name."""
+        return {dist: self.distribution_version(dist)
+                for dist in sorted({d for d in self._plugin_dist.values() if d and d != "?"})}
+
+    def distribution_version(self, dist: str) -> str:
+        """The installed version of ``dist`` ("?" when it is not installed)."""
+        known = self._dist_versions.get(dist)
+        if known is not None:
+            return known
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version(dist)
+        except PackageNotFoundError:
+            found = "?"
+        self._dist_versions[dist] = found
+        return found
+
+    def distribution_of(self, plugin: Any) -> str:
+        return self._plugin_dist.get(id(plugin), "")
+
+
+_default_host: PluginHost | None = None
+
+
+def host_for_embedder(name: str) -> PluginHost:
+    """A host with just the plugin that provides embedder ``name``, when it can be found cheaply.
+
+    Searching needs no language pack, so loading only the entry point named
+    like the embedder (the convention the bundled embedders follow) saves
+    start-up time; anything else falls back to full discovery.
+    """
+    if _default_host is not None:
+        return _default_host
+    host = PluginHost(only={name})
+    if name in host.embedders and not host.load_failures:
+        return host
+    return default_host()
+
+
+def default_host() -> PluginHost:
+    """The process-wide host built from installed entry points."""
+    global _default_host
+    if _default_host is None:
+        _default_host = PluginHost()
+    return _default_host

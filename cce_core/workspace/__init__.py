@@ -1,0 +1,2 @@
+"""Several codebases as one: the workspace manifest and the federated search over its members.
+"""
