@@ -22,7 +22,7 @@ The names, by what they are for (the hooks themselves are documented in
 * text — :data:`UNICODE_WHITESPACE` (the white-space set the engine family
   trims, which differs from :meth:`str.strip`'s);
 * errors — :class:`CceError` (shown to the user as one ``error:`` line);
-* testing your plugin — :func:`validate_plugin`, :class:`PackReport`.
+* testing your plugin — :func:`validate_plugin`, :class:`PluginReport`, :class:`PackReport`.
 
 Heavy names (the chunker, the renderer, the validators, which import
 tree-sitter) load on first use, so an embedder plugin importing this module
@@ -47,7 +47,7 @@ from cce_core.hookspecs import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time these load lazily
-    from cce_core.authoring.validate import PackReport, validate_plugin
+    from cce_core.authoring.validate import PackReport, PluginReport, validate_plugin
     from cce_core.indexing.chunker import imports_by_node_kind
     from cce_core.retrieval.detail_views import CompactChunk, render_definition, structural_renderer
 
@@ -60,6 +60,7 @@ _LAZY = {
     "render_definition": "cce_core.retrieval.detail_views",
     "structural_renderer": "cce_core.retrieval.detail_views",
     "PackReport": "cce_core.authoring.validate",
+    "PluginReport": "cce_core.authoring.validate",
     "validate_plugin": "cce_core.authoring.validate",
 }
 
@@ -73,6 +74,7 @@ __all__ = [
     "LanguagePack",
     "PackExpected",
     "PackReport",
+    "PluginReport",
     "RegisterEmbedder",
     "RegisterPack",
     "hookimpl",

@@ -8,6 +8,7 @@ sample and so sits above the chunker. This module runs all three.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from cce_core.hookspecs import LanguagePack
 from cce_core.indexing.chunker import Chunker
@@ -82,5 +83,39 @@ def validate_pack(pack: LanguagePack, host: PluginHost) -> PackReport:
 
 
 def validate_all(host: PluginHost) -> tuple[list[str], list[PackReport]]:
-    """Start-up problems (load failures, clashes) and a report per registered pack."""
-    return host.startup_problems(), [validate_pack(p, host) for p in host.packs.packs]
+    """Start-up problems (load failures, clashes, hooks that would never be called) and a report per pack."""
+    return host.startup_problems() + host.hook_problems, [validate_pack(p, host) for p in host.packs.packs]
+
+
+@dataclass
+class PluginReport:
+    """The verdict on one plugin: its hook names, and every pack it registers (all three layers)."""
+
+    name: str
+    hook_problems: list[str] = field(default_factory=list)
+    registration_problems: list[str] = field(default_factory=list)
+    packs: list[PackReport] = field(default_factory=list)
+
+    @property
+    def diagnostics(self) -> list[str]:
+        return [*self.hook_problems, *self.registration_problems,
+                *(d for pack in self.packs for d in pack.diagnostics)]
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+
+def validate_plugin(plugin: Any, distribution: str = "") -> PluginReport:
+    """Validate one plugin object (usually a pack's module) on its own, as a plugin's own tests do.
+
+    Nothing installed is consulted: the plugin is registered on a fresh host,
+    so a pack's tests pass or fail on the pack alone.
+    """
+    host = PluginHost([(plugin, distribution)], entry_points=False)
+    return PluginReport(
+        name=getattr(plugin, "__name__", None) or type(plugin).__name__,
+        hook_problems=list(host.hook_problems),
+        registration_problems=list(host.packs.problems),
+        packs=[validate_pack(pack, host) for pack in host.packs.packs],
+    )

@@ -19,7 +19,7 @@ import pluggy
 
 from cce_core.foundation.errors import CceError
 from cce_core.hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, CceHookSpecs, Embedder, LanguagePack
-from cce_core.plugins.validation import structural_problems
+from cce_core.plugins.validation import hook_name_problems, structural_problems
 
 
 @dataclass
@@ -33,6 +33,11 @@ class PluginLoadFailure:
             f'plugin "{self.entry_point}" from distribution "{self.distribution}" failed to load: '
             f"{self.message} — reinstall or uninstall that distribution"
         )
+
+
+def _plugin_label(plugin: Any, distribution: str) -> str:
+    name = getattr(plugin, "__name__", None) or type(plugin).__name__
+    return f"{name} ({distribution})" if distribution else name
 
 
 def extension_of(path: str) -> str | None:
@@ -83,6 +88,8 @@ class PluginHost:
         self.pm = pluggy.PluginManager(PROJECT_NAME)
         self.pm.add_hookspecs(CceHookSpecs)
         self.load_failures: list[PluginLoadFailure] = []
+        # Hooks that would never be called (misspelled or unmarked): warned about, fatal only to --validate.
+        self.hook_problems: list[str] = []
         self._plugin_dist: dict[int, str] = {}
         self._dist_versions: dict[str, str] = {}  # as the entry-point records give them
         if entry_points:
@@ -92,6 +99,7 @@ class PluginHost:
 
     def register_plugin(self, plugin: Any, distribution: str = "") -> None:
         self.pm.register(plugin)
+        self.hook_problems.extend(hook_name_problems(plugin, _plugin_label(plugin, distribution)))
         self._plugin_dist[id(plugin)] = distribution
         self.__dict__.pop("packs", None)
         self.__dict__.pop("embedders", None)
@@ -108,6 +116,7 @@ class PluginHost:
                 for plugin in list(self.pm.get_plugins()):
                     self.pm.unregister(plugin)
                 self.load_failures.clear()
+                self.hook_problems.clear()
                 self._plugin_dist.clear()
                 self._dist_versions.clear()
                 self._register_records(fresh, only)
@@ -126,6 +135,7 @@ class PluginHost:
                 if self.pm.is_registered(plugin):
                     continue  # the same module advertised twice
                 self.pm.register(plugin, name=name)
+                self.hook_problems.extend(hook_name_problems(plugin, f"{ep.name} ({dist})"))
             except Exception as exc:  # any import-time or registration failure of third-party code
                 self.load_failures.append(PluginLoadFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
                 continue

@@ -13,7 +13,10 @@ member, the problem and a fix.
 
 from __future__ import annotations
 
-from cce_core.hookspecs import LanguagePack
+import difflib
+from typing import Any
+
+from cce_core.hookspecs import PROJECT_NAME, CceHookSpecs, LanguagePack
 
 
 def structural_problems(pack: LanguagePack, registered: list[LanguagePack]) -> list[str]:
@@ -94,3 +97,33 @@ def grammar_problems(pack: LanguagePack) -> list[str]:
                 hint = " Did you mean: " + ", ".join(f'"{s}"' for s in near) + "?" if near else ""
                 out.append(f'{label} {member}: "{kind}" is not a node kind in {grammar_name}.{hint}')
     return out
+
+
+def hook_name_problems(plugin: Any, label: str) -> list[str]:
+    """Hook implementations the engine would silently never call: a misspelled name, or a missing marker.
+
+    pluggy registers a ``@hookimpl`` function under whatever name it has, and
+    ignores an unmarked one, so ``cce_register_pack`` (no ``s``) or a
+    ``cce_register_packs`` without ``@hookimpl`` would leave a plugin doing
+    nothing with no word said. Any public ``cce_*`` callable of the plugin is
+    checked against the hook specifications.
+    """
+    known = hook_names()
+    out: list[str] = []
+    for name in sorted(n for n in dir(plugin) if n.startswith("cce_")):
+        value = getattr(plugin, name, None)
+        if not callable(value):
+            continue
+        if name not in known:
+            near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+            hint = f' — did you mean "{near[0]}"?' if near else f" — the hooks are: {', '.join(sorted(known))}"
+            out.append(f'plugin "{label}" implements unknown hook "{name}"{hint}')
+        elif not hasattr(value, f"{PROJECT_NAME}_impl"):
+            out.append(f'plugin "{label}" defines {name} without @hookimpl, so it is never called — '
+                       "decorate it with cce_core.api.hookimpl")
+    return out
+
+
+def hook_names() -> frozenset[str]:
+    """The names of every hook in the contract."""
+    return frozenset(n for n in vars(CceHookSpecs) if n.startswith("cce_"))
