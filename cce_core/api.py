@@ -22,7 +22,8 @@ The names, by what they are for (the hooks themselves are documented in
 * text — :data:`UNICODE_WHITESPACE` (the white-space set the engine family
   trims, which differs from :meth:`str.strip`'s);
 * errors — :class:`CceError` (shown to the user as one ``error:`` line);
-* testing your plugin — :func:`validate_plugin`, :class:`PluginReport`, :class:`PackReport`.
+* testing your plugin — :func:`validate_plugin`, :class:`PluginReport`, :class:`PackReport`,
+  :func:`chunk_with` and :func:`render_with` (chunk or render text with only your plugin).
 
 Heavy names (the chunker, the renderer, the validators, which import
 tree-sitter) load on first use, so an embedder plugin importing this module
@@ -47,6 +48,7 @@ from cce_core.hookspecs import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time these load lazily
+    from cce_core.authoring.testing import chunk_with, render_with
     from cce_core.authoring.validate import PackReport, PluginReport, validate_plugin
     from cce_core.indexing.chunker import imports_by_node_kind
     from cce_core.retrieval.detail_views import CompactChunk, render_definition, structural_renderer
@@ -62,6 +64,8 @@ _LAZY = {
     "PackReport": "cce_core.authoring.validate",
     "PluginReport": "cce_core.authoring.validate",
     "validate_plugin": "cce_core.authoring.validate",
+    "chunk_with": "cce_core.authoring.testing",
+    "render_with": "cce_core.authoring.testing",
 }
 
 __all__ = [
@@ -77,9 +81,11 @@ __all__ = [
     "PluginReport",
     "RegisterEmbedder",
     "RegisterPack",
+    "chunk_with",
     "hookimpl",
     "imports_by_node_kind",
     "render_definition",
+    "render_with",
     "structural_renderer",
     "validate_plugin",
 ]

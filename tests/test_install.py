@@ -49,6 +49,7 @@ SOURCES = {
     "cce-pack-ruby": REPO / "packs" / "cce-pack-ruby",
     "cce-pack-toy": FIXTURE_PACK,
     "cce-pack-toy-clash": CLASH_PACK,
+    "cce-pack-misspelled": Path(__file__).resolve().parent / "fixtures" / "misspelled_hook",
 }
 # What a copy of the repository root needs to build cce-core (not tests, packs, samples, ...).
 CORE_FILES = ("pyproject.toml", "README.md", "LICENSE", "cce_core")
@@ -378,6 +379,11 @@ def test_no_packs_every_file_is_one_module_chunk(venv: Venv, corpus: Path) -> No
     assert len(chunks) == len(CORPUS)
     assert {(c["type"], c["kind"], c["language"]) for c in chunks} == {("module", "module", "plaintext")}
 
+    # The core alone also searches: its own hash embedder ranks the module chunks.
+    found = venv.cce("search", "helper sep", "--store", corpus.parent / "index.cce", "--json", "--no-metrics")
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["file_path"] == "app/helpers.py", found.stdout
+
     stats = venv.cce("stats", "--store", corpus.parent / "index.cce")
     assert stats.returncode == 0, stats.stderr
     by_kind = stats.stdout.split("  by kind:\n", 1)[1].split("\n")
@@ -450,3 +456,80 @@ def test_two_packs_claiming_one_extension_stop_the_engine(venv: Venv, corpus: Pa
         assert validate.returncode != 0
         assert "Traceback" not in validate.stdout + validate.stderr
         assert '".pyi"' in validate.stdout, validate.stdout
+
+
+def test_the_core_lists_its_own_embedder_as_a_plugin(venv: Venv) -> None:
+    lines = packs_output(venv)
+    assert "Embedders (1):" in lines, lines
+    assert any(line.split()[:1] == ["hash"] and line.endswith("from cce-core 0.2.0") and "dim 256" in line
+               for line in lines), lines
+    listing = venv.cce("packs", "--json")
+    assert listing.returncode == 0, listing.stderr
+    assert json.loads(listing.stdout)["plugins"] == [
+        {"name": "hash", "distribution": "cce-core", "version": "0.2.0", "hooks": ["cce_register_embedders"]}]
+
+
+def test_a_misspelled_hook_is_reported_with_the_closest_name(venv: Venv, corpus: Path) -> None:
+    with venv.installed("cce-pack-misspelled"):
+        validate = venv.cce("packs", "--validate")
+        assert validate.returncode != 0
+        assert "Traceback" not in validate.stdout + validate.stderr
+        assert ('plugin "misspelled (cce-pack-misspelled)" implements unknown hook "cce_register_pack" — '
+                'did you mean "cce_register_packs"?') in validate.stdout, validate.stdout
+        assert validate.stderr.startswith("error: 1 problem(s) found"), validate.stderr
+
+        # Other commands still work, and say so once on stderr.
+        proc = venv.cce("index", corpus, "--store", corpus.parent / "index.cce", "--no-metrics")
+        assert proc.returncode == 0, proc.stderr
+        warnings = [line for line in proc.stderr.split("\n") if line.startswith("warning: ")]
+        assert len(warnings) == 1 and '"cce_register_pack"' in warnings[0], proc.stderr
+
+
+def test_a_scaffolded_pack_installs_validates_passes_its_tests_and_chunks(
+        venv: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample = tmp_path / "sample.pyx2"
+    sample.write_text("import os\n\n\nclass Greeter:\n    def greet(self):\n        return os.sep\n\n\n"
+                      "def main():\n    return Greeter().greet()\n", encoding="utf-8")
+    made = venv.cce("packs", "new", "pyclone", "--grammar", "tree-sitter-python", "--extensions", ".pyx2",
+                    "--dir", tmp_path / "out", "--sample", sample)
+    assert made.returncode == 0, made.stderr
+    assert "function_definition" in made.stdout and "class_definition" in made.stdout, made.stdout
+    target = tmp_path / "out" / "cce-pack-pyclone"
+    monkeypatch.setitem(SOURCES, "cce-pack-pyclone", target)
+    with venv.installed("cce-pack-pyclone"):
+        lines = packs_output(venv)
+        assert any(line.split()[:2] == ["pyclone", ".pyx2"] for line in lines), lines
+        validate = venv.cce("packs", "--validate")
+        assert validate.returncode == 0, validate.stdout + validate.stderr
+        assert "[pack:pyclone] ok" in validate.stdout
+        own_tests = venv.run(venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", target / "tests")
+        assert own_tests.returncode == 0, own_tests.stdout + own_tests.stderr
+        assert " passed" in own_tests.stdout
+
+        corpus = tmp_path / "corpus"
+        corpus.mkdir()
+        (corpus / "app.pyx2").write_text("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n",
+                                         encoding="utf-8")
+        store = tmp_path / "index.cce"
+        proc = venv.cce("index", corpus, "--store", store, "--no-metrics")
+        assert proc.returncode == 0, proc.stderr
+        assert {(c["type"], c["kind"]) for c in venv.store_chunks(store)} == {("function", "function_definition")}
+
+
+def test_scaffolding_refuses_bad_input_with_one_line_and_writes_nothing(venv: Venv, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "cce-pack-taken").mkdir()
+    cases = [
+        (("new", "lua", "--grammar", "tree-sitter-nonexistent"), "is not installed"),
+        (("new", "plug", "--grammar", "pluggy"), "pluggy"),
+        (("new", "taken", "--grammar", "tree-sitter-python"), "already exists"),
+        (("new", "Bad-Name", "--grammar", "tree-sitter-python"), "Bad-Name"),
+    ]
+    for args, needle in cases:
+        proc = venv.cce("packs", *args, "--dir", out)
+        assert proc.returncode != 0, args
+        err = proc.stderr.strip("\n").split("\n")
+        assert len(err) == 1 and err[0].startswith("error: ") and needle in err[0], (args, proc.stderr)
+        assert "Traceback" not in proc.stdout + proc.stderr
+        assert sorted(p.name for p in out.iterdir()) == ["cce-pack-taken"], args

@@ -37,11 +37,7 @@ from typing import Any
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-# TODO(move): import from cce_core.foundation.errors only, once the restructuring has landed.
-try:
-    from cce_core.foundation.errors import CceError
-except ImportError:  # pragma: no cover - the pre-restructuring layout
-    from cce_core.errors import CceError  # type: ignore[no-redef]
+from cce_core.foundation.errors import CceError
 
 TAGS_QUERY = "queries/tags.scm"
 FROM_TAGS = f"from {TAGS_QUERY}"
@@ -757,7 +753,7 @@ def _render_readme(plan: _Plan) -> str:
             f"**The sample `cce_pack_{plan.name}/{plan.sample_file}` is EMPTY and must be replaced.** "
             f"{origin}. Put a small, real {plan.name} file there (a few functions, a class-like "
             "definition if the language has one, an import), measure what it produces, update `PACK.expected`, "
-            "and set `SAMPLE_IS_EMPTY = False` in `tests/test_pack.py`."
+            "and set `SAMPLE_IS_EMPTY = False` in `tests/test_pack_{plan.name}.py`."
         )
         warning = ("> **WARNING: the sample is empty**, so the pack's self-test checks nothing. "
                    "Replace the sample before publishing (see *The sample*).\n\n")
@@ -805,7 +801,7 @@ def _render_files(plan: _Plan) -> dict[str, bytes]:
         f"{plan.module}/__init__.py": _render_init(plan).encode("utf-8"),
         f"{plan.module}/py.typed": b"",
         f"{plan.module}/{plan.sample_file}": plan.sample_raw,
-        "tests/test_pack.py": tests.encode("utf-8"),
+        f"tests/test_pack_{plan.name}.py": tests.encode("utf-8"),
     }
 
 
@@ -826,7 +822,7 @@ def _report_lines(report: ScaffoldReport, plan: _Plan) -> list[str]:
     lines.append(f"sample: {report.sample_origin} -> {report.module}/{report.sample_file}")
     if report.sample_empty:
         lines.append(f"WARNING: THE SAMPLE IS EMPTY — replace {report.module}/{report.sample_file} with real code, "
-                     "update PACK.expected and SAMPLE_IS_EMPTY in tests/test_pack.py")
+                     f"update PACK.expected and SAMPLE_IS_EMPTY in tests/test_pack_{report.name}.py")
     else:
         if plan.measured.has_error:
             lines.append("WARNING: the sample does not parse cleanly (ERROR nodes); the counts below may be off")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,12 +13,25 @@ if TYPE_CHECKING:
     from cce_core.retrieval.searcher import Searcher
 
 
+_warned_hosts: set[int] = set()
+
+
+def warn_about_hooks(host: PluginHost) -> None:
+    """Say once per process, on stderr, which installed plugins implement hooks that are never called."""
+    if id(host) in _warned_hosts:
+        return
+    _warned_hosts.add(id(host))
+    for problem in host.hook_problems:
+        sys.stderr.write(f"warning: {problem} (run `cce packs --validate`)\n")
+
+
 def command_host() -> PluginHost:
     """Every installed plugin, refused when one failed to load or two packs clash."""
     from cce_core.plugins.host import default_host
 
     host = default_host()
     host.require_healthy()
+    warn_about_hooks(host)
     return host
 
 
@@ -47,4 +61,5 @@ def open_searcher(store_path: Path) -> Searcher:
     # A search needs the embedder that built the store, not the language packs.
     host = host_for_embedder(store_embedder_name(data))
     host.require_healthy()
+    warn_about_hooks(host)
     return Searcher(data, embedder_for_store(host, data))

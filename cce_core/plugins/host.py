@@ -90,6 +90,8 @@ class PluginHost:
         self.load_failures: list[PluginLoadFailure] = []
         # Hooks that would never be called (misspelled or unmarked): warned about, fatal only to --validate.
         self.hook_problems: list[str] = []
+        # Embedder name -> the distribution that registered it (filled when ``embedders`` is built).
+        self.embedder_distributions: dict[str, str] = {}
         self._plugin_dist: dict[int, str] = {}
         self._dist_versions: dict[str, str] = {}  # as the entry-point records give them
         if entry_points:
@@ -169,9 +171,11 @@ class PluginHost:
     def embedders(self) -> dict[str, Callable[[], Embedder]]:
         found: dict[str, Callable[[], Embedder]] = {}
 
-        def make_register(_dist: str) -> Callable[[str, Callable[[], Embedder]], None]:
+        def make_register(dist: str) -> Callable[[str, Callable[[], Embedder]], None]:
             def register(name: str, factory: Callable[[], Embedder]) -> None:
-                found.setdefault(name, factory)
+                if name not in found:
+                    found[name] = factory
+                    self.embedder_distributions[name] = dist
 
             return register
 

@@ -1,66 +1,109 @@
-"""``cce packs``: list the installed plugins, validate them, scaffold a new pack."""
+"""``cce packs``: list every installed plugin, validate them, or scaffold a new language pack."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from cce_core.foundation.errors import CceError
 
+packs_app = typer.Typer(help="List the installed plugins (packs, embedders, overrides), validate them, or scaffold "
+                             "a new pack.", no_args_is_help=False, invoke_without_command=True)
+
 
 def register(app: typer.Typer) -> None:
-    app.command(name="packs")(packs)
+    app.add_typer(packs_app, name="packs")
 
 
+@packs_app.callback()
 def packs(
-    validate: Annotated[bool, typer.Option("--validate", help="Run all three validator layers.")] = False,
+    ctx: typer.Context,
+    validate: Annotated[bool, typer.Option("--validate", help="Run all three validator layers on every pack, and "
+                                                              "check every plugin's hook names.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the listing as JSON.")] = False,
 ) -> None:
-    """List the installed language packs, or validate them."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from cce_core.authoring.validate import validate_all
+    """List every installed plugin: language packs, embedders and the hooks each plugin implements."""
+    if ctx.invoked_subcommand is not None:
+        return
     from cce_core.plugins.host import default_host
 
     host = default_host()
     if validate:
-        startup, reports = validate_all(host)
-        for problem in startup:
-            typer.echo(problem)
-        failed = 0
-        for report in reports:
-            if report.ok:
-                typer.echo(f"[pack:{report.name}] ok")
-            else:
-                failed += 1
-                for d in report.diagnostics:
-                    typer.echo(d)
-        if startup or failed:
-            raise CceError(f"{failed + len(startup)} problem(s) found — see the diagnostics above")
-        typer.echo(f"all {len(reports)} packs passed validation")
+        _validate(host)
         return
+    from cce_core.authoring.inventory import take_inventory
 
-    def dist_version(name: str) -> str:
-        try:
-            return version(name) if name else "?"
-        except PackageNotFoundError:
-            return "?"
-
-    for problem in host.startup_problems():
+    inventory = take_inventory(host)
+    if as_json:
+        sys.stdout.write(json.dumps(inventory.as_json(), indent=2, ensure_ascii=False) + "\n")
+        return
+    for problem in inventory.problems:
         typer.echo(f"warning: {problem}", err=True)
-    registered = host.packs.packs
-    typer.echo(f"Registered language packs ({len(registered)}):")
-    if not registered:
+    typer.echo(f"Registered language packs ({len(inventory.packs)}):")
+    if not inventory.packs:
         typer.echo("  (none installed — every file indexes as one module chunk; pip install cce-pack-<language>)")
-    for p in registered:
-        try:
-            kinds = str(p.grammar().node_kind_count)
-        except Exception:
-            kinds = "?"
-        grammar = f"{p.grammar_distribution} {dist_version(p.grammar_distribution)}" if p.grammar_distribution else "?"
+    for entry in inventory.packs:
+        p = entry.pack
+        kinds = "?" if entry.node_kinds is None else str(entry.node_kinds)
+        grammar = f"{p.grammar_distribution} {entry.grammar_version}" if p.grammar_distribution else "?"
         typer.echo(
             f"  {p.name:<12} {','.join(p.extensions):<24} {len(p.function_types)} fn / {len(p.class_types)} class "
-            f"types · grammar {grammar} ({kinds} node kinds) · from {p.distribution or '?'} "
-            f"{dist_version(p.distribution)}"
+            f"types · grammar {grammar} ({kinds} node kinds) · from {p.distribution or '?'} {entry.version}"
         )
-    typer.echo(f"pack_set_id: {host.packs.pack_set_id}")
+    typer.echo(f"Embedders ({len(inventory.embedders)}):")
+    for emb in inventory.embedders:
+        detail = f"cannot be built: {emb.problem}" if emb.problem else (
+            f"model {emb.model or '-'} · dim {'?' if emb.dim is None else emb.dim}")
+        typer.echo(f"  {emb.name:<12} {detail} · from {emb.distribution or '?'} {emb.version}")
+    typer.echo(f"Plugins ({len(inventory.plugins)}):")
+    for plugin in inventory.plugins:
+        typer.echo(f"  {plugin.name:<12} {plugin.distribution or '?'} {plugin.version} · "
+                   f"{', '.join(plugin.hooks) or '(no hooks)'}")
+    typer.echo(f"pack_set_id: {inventory.pack_set_id}")
+
+
+def _validate(host: object) -> None:
+    from cce_core.authoring.validate import validate_all
+
+    startup, reports = validate_all(host)  # type: ignore[arg-type]
+    for problem in startup:
+        typer.echo(problem)
+    failed = 0
+    for report in reports:
+        if report.ok:
+            typer.echo(f"[pack:{report.name}] ok")
+        else:
+            failed += 1
+            for d in report.diagnostics:
+                typer.echo(d)
+    if startup or failed:
+        raise CceError(f"{failed + len(startup)} problem(s) found — see the diagnostics above")
+    typer.echo(f"all {len(reports)} packs passed validation")
+
+
+@packs_app.command("new")
+def new(
+    name: Annotated[str, typer.Argument(help="The pack's name: lowercase, e.g. lua. The distribution is "
+                                             "cce-pack-NAME.")],
+    grammar: Annotated[str, typer.Option("--grammar", help="The installed grammar distribution, e.g. "
+                                                           "tree-sitter-lua.")],
+    extensions: Annotated[str | None, typer.Option("--extensions", help="Comma-separated extensions the pack "
+                                                                        "claims (default: .NAME).")] = None,
+    out_dir: Annotated[Path, typer.Option("--dir", help="Where to create cce-pack-NAME/ (default: .).")] = Path("."),
+    sample: Annotated[Path | None, typer.Option("--sample", help="A real source file to ship as the pack's sample "
+                                                                 "(default: the smallest suitable file found "
+                                                                 "under the current directory).")] = None,
+) -> None:
+    """Scaffold an installable language pack for an installed tree-sitter grammar."""
+    from cce_core.authoring.scaffold import render_report, scaffold_pack
+
+    exts = [e.strip() for e in extensions.split(",") if e.strip()] if extensions is not None else None
+    if exts is not None and not exts:
+        raise CceError("--extensions names no extension — give e.g. --extensions .lua")
+    report = scaffold_pack(name, grammar, exts, out_dir, sample)
+    typer.echo(render_report(report))
+    typer.echo(f"next: pip install {report.target} && cce packs --validate")
