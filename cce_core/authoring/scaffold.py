@@ -834,7 +834,7 @@ def _report_lines(report: ScaffoldReport, plan: _Plan) -> list[str]:
     lines.append(f"expected imports = {report.expected_imports!r} (review this: generic import rule)"
                  if report.import_node_types else "imports: none (no import node kind recognised)")
     lines.append(f"next: review {report.target / 'README.md'}, then pip install -e {report.target} "
-                 f"&& pytest {report.target / 'tests'}")
+                 f"&& cce packs --validate && python -m pytest {report.target / 'tests'}")
     return lines
 
 

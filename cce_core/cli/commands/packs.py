@@ -106,4 +106,3 @@ def new(
         raise CceError("--extensions names no extension — give e.g. --extensions .lua")
     report = scaffold_pack(name, grammar, exts, out_dir, sample)
     typer.echo(render_report(report))
-    typer.echo(f"next: pip install {report.target} && cce packs --validate")
