@@ -753,7 +753,7 @@ def _render_readme(plan: _Plan) -> str:
             f"**The sample `cce_pack_{plan.name}/{plan.sample_file}` is EMPTY and must be replaced.** "
             f"{origin}. Put a small, real {plan.name} file there (a few functions, a class-like "
             "definition if the language has one, an import), measure what it produces, update `PACK.expected`, "
-            "and set `SAMPLE_IS_EMPTY = False` in `tests/test_pack_{plan.name}.py`."
+            f"and set `SAMPLE_IS_EMPTY = False` in `tests/test_pack_{plan.name}.py`."
         )
         warning = ("> **WARNING: the sample is empty**, so the pack's self-test checks nothing. "
                    "Replace the sample before publishing (see *The sample*).\n\n")

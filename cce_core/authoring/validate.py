@@ -116,6 +116,6 @@ def validate_plugin(plugin: Any, distribution: str = "") -> PluginReport:
     return PluginReport(
         name=getattr(plugin, "__name__", None) or type(plugin).__name__,
         hook_problems=list(host.hook_problems),
-        registration_problems=list(host.packs.problems),
+        registration_problems=host.startup_problems(),
         packs=[validate_pack(pack, host) for pack in host.packs.packs],
     )

@@ -27,10 +27,11 @@ class PluginLoadFailure:
     entry_point: str
     distribution: str
     message: str
+    what: str = "failed to load"  # or what else went wrong, e.g. "failed while registering"
 
     def describe(self) -> str:
         return (
-            f'plugin "{self.entry_point}" from distribution "{self.distribution}" failed to load: '
+            f'plugin "{self.entry_point}" from distribution "{self.distribution}" {self.what}: '
             f"{self.message} — reinstall or uninstall that distribution"
         )
 
@@ -90,8 +91,12 @@ class PluginHost:
         self.load_failures: list[PluginLoadFailure] = []
         # Hooks that would never be called (misspelled or unmarked): warned about, fatal only to --validate.
         self.hook_problems: list[str] = []
-        # Embedder name -> the distribution that registered it (filled when ``embedders`` is built).
+        # Embedder name -> the distribution that registered it, and name clashes (filled when
+        # ``embedders`` is built).
         self.embedder_distributions: dict[str, str] = {}
+        self.embedder_problems: list[str] = []
+        # Registration hooks that raised, by hook name.
+        self.registration_failures: dict[str, list[PluginLoadFailure]] = {}
         self._plugin_dist: dict[int, str] = {}
         self._dist_versions: dict[str, str] = {}  # as the entry-point records give them
         if entry_points:
@@ -148,11 +153,24 @@ class PluginHost:
     # -- registries ---------------------------------------------------------
 
     def _hook_with_dist(self, hook_name: str, make_register: Callable[[str], Callable[..., None]]) -> None:
+        """Call every implementation of a registration hook, each with a ``register`` bound to its distribution.
+
+        An implementation that raises is recorded as that plugin's failure (a
+        start-up problem naming it), never a traceback; what it registered
+        before raising stays registered.
+        """
         hook = getattr(self.pm.hook, hook_name)
-        # Call each implementation on its own so we know which distribution spoke.
+        failures = self.registration_failures[hook_name] = []  # a rebuilt registry reports afresh
         for impl in hook.get_hookimpls():
             dist = self._plugin_dist.get(id(impl.plugin), "")
-            impl.function(make_register(dist))
+            register = make_register(dist)
+            try:
+                # By keyword, as pluggy would: an implementation may leave the parameter out.
+                impl.function(**{name: register for name in impl.argnames})
+            except Exception as exc:  # third-party code: report it, keep the engine's own message
+                name = self.pm.get_name(impl.plugin) or _plugin_label(impl.plugin, "")
+                failures.append(PluginLoadFailure(str(name), dist or "?", f"{hook_name} raised "
+                                                  f"{type(exc).__name__}: {exc}", "failed while registering"))
 
     @cached_property
     def packs(self) -> PackRegistry:
@@ -173,18 +191,28 @@ class PluginHost:
 
         def make_register(dist: str) -> Callable[[str, Callable[[], Embedder]], None]:
             def register(name: str, factory: Callable[[], Embedder]) -> None:
-                if name not in found:
-                    found[name] = factory
-                    self.embedder_distributions[name] = dist
+                if name in found:
+                    owner = self.embedder_distributions.get(name) or "?"
+                    self.embedder_problems.append(
+                        f'[embedder:{name}] name is already registered by distribution "{owner}" '
+                        f'(registered again by "{dist or "?"}"); each embedder name must be unique.')
+                    return
+                found[name] = factory
+                self.embedder_distributions[name] = dist
 
             return register
 
+        self.embedder_problems.clear()
         self._hook_with_dist("cce_register_embedders", make_register)
         return found
 
     def startup_problems(self) -> list[str]:
-        """Load failures and structural clashes: reasons not to run the engine."""
-        return [f.describe() for f in self.load_failures] + list(self.packs.problems)
+        """Load failures, failing registrations and clashes: reasons not to run the engine."""
+        clashes = list(self.packs.problems)
+        _ = self.embedders  # builds the registry, recording embedder name clashes
+        clashes += self.embedder_problems
+        failures = [*self.load_failures, *(f for fs in self.registration_failures.values() for f in fs)]
+        return [f.describe() for f in failures] + clashes
 
     def require_healthy(self) -> None:
         problems = self.startup_problems()
@@ -222,11 +250,14 @@ class PluginHost:
         chunker has already captured them; a pack with ``imports_from_nodes``
         then reads those instead of querying the tree a second time.
         """
-        try:
-            if use_hooks:
+        if use_hooks:
+            try:
                 override = self.pm.hook.cce_extract_imports(language=pack.name, root=root, source=source)
                 if override is not None:
-                    return list(override)
+                    return [str(name) for name in override]
+            except Exception:  # a failing override must not cost the file its imports: the pack's rule applies
+                pass
+        try:
             if import_nodes is not None and pack.imports_from_nodes is not None:
                 return pack.imports_from_nodes(import_nodes, source)
             return pack.extract_imports(root, source)

@@ -14,9 +14,12 @@ member, the problem and a fix.
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 from cce_core.hookspecs import PROJECT_NAME, CceHookSpecs, LanguagePack
+
+_PACK_NAME = re.compile(r"[a-z][a-z0-9_+-]*")
 
 
 def structural_problems(pack: LanguagePack, registered: list[LanguagePack]) -> list[str]:
@@ -27,12 +30,21 @@ def structural_problems(pack: LanguagePack, registered: list[LanguagePack]) -> l
         out.append(f"{label} name is empty; give the pack a unique lowercase name.")
     elif pack.name != pack.name.lower():
         out.append(f'{label} name "{pack.name}" is not lowercase; use "{pack.name.lower()}".')
+    elif not _PACK_NAME.fullmatch(pack.name):
+        # The name is joined with commas into pack_set_id, which other engines compare byte for byte.
+        out.append(f'{label} name "{pack.name}" may hold only a-z, 0-9, "_", "-" and "+", starting with a letter; '
+                   "it becomes part of pack_set_id.")
     if not pack.extensions:
         out.append(f'{label} extensions is empty; claim at least one extension such as ".{pack.name or "ext"}".')
     for ext in pack.extensions:
         if not ext.startswith(".") or len(ext) < 2 or ext != ext.lower():
             fixed = "." + ext.lstrip(".").lower()
             out.append(f'{label} extension "{ext}" must be a lowercase string with a leading dot; use "{fixed}".')
+        elif "." in ext[1:] or any(ch in ext for ch in "/\\") or ext != ext.strip():
+            # A file is matched by its final extension only, so ".d.ts" could never match anything.
+            last = "." + ext.rsplit(".", 1)[-1].strip()
+            out.append(f'{label} extension "{ext}" can never match: files are matched by their final extension '
+                       f'alone; use "{last}".')
     if len(set(pack.extensions)) != len(pack.extensions):
         out.append(f"{label} extensions lists the same extension twice; list each once.")
     if not callable(pack.grammar) or not callable(pack.extract_imports):

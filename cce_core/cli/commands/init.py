@@ -31,11 +31,10 @@ def init(
 def _build_local_index(root: Path) -> tuple[int, int]:
     """What ``cce index ROOT`` does: hash embedder, secret protection on, one index event in the log."""
     from cce_core.cli.index_runs import index_one
+    from cce_core.cli.shared import command_host
     from cce_core.indexing.store import default_store_path
-    from cce_core.plugins.host import default_host
 
-    host = default_host()
-    host.require_healthy()
+    host = command_host()
     _data, stats = index_one(root, default_store_path(root), host, host.embedder("hash"), protect_secrets=True,
                              log_metrics=True)
     return stats.files_indexed, stats.total_chunks
@@ -51,10 +50,9 @@ def _workspace_builder():
 def _build_workspace_index(root: Path) -> tuple[int, int]:
     """What ``cce index --workspace ROOT`` does: every member into its own store, then the member graph."""
     from cce_core.cli.index_runs import index_workspace
-    from cce_core.plugins.host import default_host
+    from cce_core.cli.shared import command_host
 
-    host = default_host()
-    host.require_healthy()
+    host = command_host()
     _manifest, _graph, runs = index_workspace(root, host, host.embedder("hash"), protect_secrets=True,
                                               log_metrics=True)
     return sum(r.stats.files_indexed for r in runs), sum(r.stats.total_chunks for r in runs)
