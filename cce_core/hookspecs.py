@@ -1,20 +1,59 @@
-"""The plugin contract: everything a language pack or embedder author needs.
+"""The plugin contract: every hook, the pack and embedder types, and what the engine promises about them.
 
-cce discovers plugins through the ``cce`` entry-point group. A plugin is any
-importable object (usually a module) carrying ``@hookimpl`` functions for some
-of the hooks below. Four extension points exist:
+A *plugin* is any importable object — usually a module; an instance of a
+class works too — carrying functions decorated with ``@hookimpl`` and named
+after the hooks of :class:`CceHookSpecs`. cce finds plugins through the
+``cce`` entry-point group, which a distribution declares in its
+``pyproject.toml``::
 
-* ``cce_register_packs(register)`` — declare :class:`LanguagePack` objects
-  (which files a pack claims, how to parse them, which syntax nodes become
-  chunks, a sample and what the sample must produce).
-* ``cce_extract_imports(language, root, source)`` — first non-``None`` answer
-  wins, so a plugin can replace a pack's import extraction.
-* ``cce_render_compact(language, chunk, node, level)`` — first non-``None``
-  answer wins; ``None`` everywhere means the language-neutral rendering.
-* ``cce_register_embedders(register)`` — declare embedders by name.
+    [project.entry-points.cce]
+    lua = "cce_pack_lua"
+
+The entry-point name (``lua``) is the plugin's name; the value is the module
+(or ``module:attribute``) that carries the hooks. A process loads every
+installed entry point of the group, sorted by entry-point name, and registers
+each in that order: the *registration order* the "Order" sections below refer
+to. The list of entry points is cached between runs and refreshed whenever a
+distribution is installed or removed (``CCE_NO_PLUGIN_CACHE=1`` turns the
+cache off). An entry point that fails to import, or whose hook implementations
+pluggy rejects (a parameter the hook does not have), becomes a load failure
+naming the entry point and its distribution: ``cce packs`` warns about it, and
+the commands that index or search refuse to run with it as their error.
+
+A plugin imports from the engine only :mod:`cce_core.api`, which re-exports
+every name of this module a plugin needs; nothing else in ``cce_core`` is a
+promise. While cce-core is 0.x, a release that changes or removes a public
+name raises the minor version (0.2 → 0.3), so a plugin that declares
+``cce-core>=0.2,<0.3`` keeps working with every release it accepts;
+``cce_core.api.API_VERSION`` names the series.
+
+The four hooks (the docstring of each is its full contract):
+
+* :meth:`~CceHookSpecs.cce_register_packs` — declare :class:`LanguagePack`
+  objects. Collected: every implementation is called.
+* :meth:`~CceHookSpecs.cce_register_embedders` — declare :class:`Embedder`
+  factories by name. Collected.
+* :meth:`~CceHookSpecs.cce_extract_imports` — replace a pack's import
+  extraction. First result: the first non-``None`` answer wins.
+* :meth:`~CceHookSpecs.cce_render_compact` — render the ``signature`` or
+  ``compact`` view of a chunk. First result.
+
+Hook names are checked. pluggy registers a ``@hookimpl`` function under any
+name and ignores an unmarked one, so a misspelled hook (``cce_register_pack``)
+or a forgotten decorator would leave a plugin silently doing nothing. Every
+public ``cce_*`` callable of a plugin is compared with the hooks below:
+``cce packs --validate`` (and ``cce_core.api.validate_plugin``) fails naming
+the plugin and the closest hook, ``cce packs`` lists the problem as a
+warning, and ``cce index``, ``cce search``, ``cce bench`` and ``cce
+conformance`` print one ``warning:`` line per problem on stderr.
+
+An implementation's parameters are matched to the hook's by name; it may
+take fewer than the hook offers (the two ``register`` hooks excepted: they
+are called with their one argument positionally).
 
 Nothing here imports a grammar: a pack hands over a loader that returns its
-``tree_sitter.Language`` when the engine first needs it.
+``tree_sitter.Language`` when the engine first needs it. ``docs/plugins.md``
+says all of this for plugin authors, with examples.
 """
 
 from __future__ import annotations
@@ -38,7 +77,23 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 @dataclass(frozen=True)
 class PackExpected:
-    """What a pack's own sample must produce (its behavioural self-test)."""
+    """What a pack's own sample must produce: the pack's behavioural self-test.
+
+    Layer 3 of the validation (``cce packs --validate``,
+    ``cce_core.api.validate_plugin``) chunks :attr:`LanguagePack.sample` under
+    :attr:`LanguagePack.sample_name` with every plugin hook switched off, so a
+    pack is judged on its own rules, and compares the result with these
+    fields. It runs only when layers 1 and 2 passed.
+
+    * ``min_functions`` — at least this many ``function`` chunks.
+    * ``min_classes`` — at least this many ``class`` chunks.
+    * ``kinds`` — node kinds that must each appear as the ``kind`` of at
+      least one chunk (a chunk's kind is the grammar node kind it was cut
+      from).
+    * ``imports`` — exactly what ``extract_imports`` returns on the sample,
+      order included. When the pack also has ``imports_from_nodes``, that
+      must return the same list.
+    """
 
     min_functions: int
     min_classes: int
@@ -48,20 +103,90 @@ class PackExpected:
 
 @dataclass(frozen=True)
 class LanguagePack:
-    """Everything the engine knows about one language.
+    """Everything the engine knows about one language; register it with :meth:`CceHookSpecs.cce_register_packs`.
 
-    ``function_types`` / ``class_types`` are grammar node kinds: every named
-    node of such a kind becomes a ``function`` / ``class`` chunk, nested ones
-    included. ``extract_imports(root, source)`` returns the module names a file
-    imports, de-duplicated in first-seen order; they feed the import graph.
+    The engine knows no language itself: it reads only these fields.
 
-    ``imports_from_nodes(nodes, source)`` is optional and gives the same answer
-    from nodes the chunker has already found: every node whose kind is in
-    ``import_node_types``, in start-byte order. With it, the chunker captures
-    chunk and import nodes in one query over the tree instead of two.
-    ``extract_imports`` stays required: validators, tools and plugins call it on
-    a bare tree. Leave it ``None`` when ``import_node_types`` would match far
-    more nodes than the imports (a call-expression kind, say).
+    Identity and files (checked by validation layer 1 every time a pack is
+    registered; a pack that fails is not registered):
+
+    * ``name`` — the pack's name: non-empty, lowercase, and unique among the
+      installed packs. It is each chunk's ``language``, the ``language``
+      argument of the hooks, and part of ``pack_set_id``. Use
+      ``[a-z][a-z0-9_]*`` (what ``cce packs new`` accepts); a comma would
+      corrupt ``pack_set_id``.
+    * ``extensions`` — the file extensions the pack claims: at least one; each
+      a lowercase string with a leading dot and at least one character after
+      it, listed once, and not claimed by another installed pack (the pack
+      registered first keeps a contested extension; the second is rejected).
+      A path is matched by its lowercased *final* extension, so ``.ts``
+      matches ``a.d.ts`` and a two-dot extension such as ``.d.ts`` never
+      matches anything.
+
+    The grammar and the chunks (every kind named in ``function_types``,
+    ``class_types``, ``import_node_types``, ``body_node_types``,
+    ``doc_node_types`` and ``member_node_types`` must be a named node kind of
+    the grammar: validation layer 2, with "did you mean" suggestions):
+
+    * ``grammar`` — a zero-argument callable returning the
+      ``tree_sitter.Language``. Import the grammar module inside it and cache
+      the result: it is called lazily (the first file of the language, a
+      compact view, ``cce packs``, the validators), possibly many times.
+    * ``function_types`` / ``class_types`` — node kinds: every named node of
+      such a kind becomes a ``function`` / ``class`` chunk, nested ones
+      included, and the chunk's ``kind`` is the node kind. A file with no
+      such node becomes one ``module`` chunk. For compact rendering a
+      ``class_types`` node is a *container* and a ``function_types`` node a
+      *leaf*.
+
+    Imports (they feed the import graph):
+
+    * ``extract_imports(root, source)`` — required: the module names a file
+      imports, each once, in first-seen order, from the root node of the
+      whole file and its UTF-8 bytes. Validators, tools and plugins call it on
+      a bare tree. An exception means the file has no imports.
+      ``cce_core.api.imports_by_node_kind`` builds it from
+      ``imports_from_nodes``. ``grammar`` and ``extract_imports`` must be
+      callables (layer 1).
+    * ``import_node_types`` — the node kinds that carry the imports.
+    * ``imports_from_nodes(nodes, source)`` — optional, the same answer from
+      every node whose kind is in ``import_node_types``, in start-byte order.
+      With it, the chunker captures chunk and import nodes in one query over
+      the tree instead of two. Leave it ``None`` when ``import_node_types``
+      would match far more nodes than the imports (a call-expression kind,
+      say). Must be callable or ``None`` (layer 1).
+    * ``module_suffixes`` — how an import name resolves to an indexed file:
+      first the file whose stem equals the name, else the first path ending in
+      ``<name><suffix>`` for a suffix some pack declares (the suffixes of all
+      installed packs are pooled).
+
+    The self-test (validation layer 3, see :class:`PackExpected`):
+
+    * ``sample`` — the text of a small, real file of the language, with at
+      least one node of every kind listed and each import form handled.
+    * ``sample_name`` — the path the sample is chunked under.
+    * ``expected`` — what the sample must produce.
+
+    Compact rendering (read by ``cce_core.api.render_definition`` and
+    ``structural_renderer``):
+
+    * ``body_node_types`` — the kinds of a definition's body: the first
+      *direct* child of such a kind ends the header, which alone is the
+      ``signature`` view.
+    * ``doc_node_types`` — a body whose first named child has such a kind
+      starts with a doc; ``compact`` shows its first line.
+    * ``member_node_types`` — inside a container's body, children of these
+      kinds (besides ``function_types``) are members, one line each.
+    * ``member_line_prefixes`` — a body child whose first line starts with
+      one of these words is a member too (Ruby's ``has_many``, say).
+
+    Listing and provenance:
+
+    * ``grammar_distribution`` — the distribution that ships the grammar
+      (``tree-sitter-lua``), so ``cce packs`` can report its version and
+      diagnostics can name it.
+    * ``distribution`` — leave it empty: the engine fills in the distribution
+      the pack was registered from. It takes no part in equality.
     """
 
     name: str
@@ -77,7 +202,7 @@ class LanguagePack:
     # Distribution that ships the grammar, so `cce packs` can report its version.
     grammar_distribution: str = ""
     # Path suffixes an import may also resolve by (``<module><suffix>``), after
-    # the exact file-stem match fails.
+    # the exact file-stem match fails; pooled across all installed packs.
     module_suffixes: tuple[str, ...] = ()
     # Node kinds the compact renderer reads (bodies, doc comments, members).
     body_node_types: tuple[str, ...] = ()
@@ -91,29 +216,42 @@ class LanguagePack:
 
 
 class EmbedderError(Exception):
-    """An embedder could not produce vectors; indexing must stop, not degrade."""
+    """An embedder could not produce vectors; indexing must stop, not degrade.
+
+    Raised from :meth:`Embedder.embed_batch` it stops ``cce index`` with
+    ``error: embedding failed, nothing was written: <message>``; raised from
+    :meth:`Embedder.embed_query` by ``cce search`` it is printed as the
+    ``error:`` line.
+    """
 
 
 class Embedder:
     """The base class of every embedder: turns texts into float64 vectors, one row per text.
 
     Subclass it and register a factory (usually the class itself) with
-    :func:`CceHookSpecs.cce_register_embedders`. The engine reads exactly
+    :meth:`CceHookSpecs.cce_register_embedders`; the engine refuses a factory
+    whose product is not an instance of this class. The engine reads exactly
     what is declared here, nothing else:
 
     * ``name`` — the name users select (``cce index --embedder NAME``); it is
-      written into the store, and a search loads the embedder of that name.
+      written into the store, and a search loads the embedder registered
+      under that name, so it must equal the name you register.
     * ``model`` — the model behind the vectors, stored as ``embed_model``. A
       search refuses a store built with another model. Empty for model-free
       embedders.
     * ``dim`` — the vector width. It is only read when an index has no chunk
-      at all (the store still records a width); ``None`` when unknown.
+      at all (the store still records a width) and by ``cce packs``; ``None``
+      when unknown.
     * :meth:`embed_batch` and :meth:`embed_query` — required.
     * :meth:`embed_tokenized` — an optional fast path (default: not offered).
     * :meth:`healthy` and :meth:`unavailable_message` — for embedders that
       depend on something outside the process (a server): checked before an
       index or a search starts, so a dead server gives one clear error line
       instead of a half-built index.
+
+    ``cce packs`` builds every registered embedder once to show its model and
+    dimension, so the constructor must be cheap and must not reach the
+    network; check reachability in :meth:`healthy`.
     """
 
     name: str = ""
@@ -123,9 +261,9 @@ class Embedder:
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for ``texts`` as a ``(len(texts), dim)`` float64 array.
 
-        The indexer calls it with at most 512 texts at a time. Raise
-        :class:`EmbedderError` when no vectors can be produced: indexing then
-        stops and writes nothing.
+        The indexer calls it with at most 512 texts at a time; every batch
+        must have the same width. Raise :class:`EmbedderError` when no vectors
+        can be produced: indexing then stops and writes nothing.
         """
         raise NotImplementedError(f"{type(self).__name__} must implement embed_batch")
 
@@ -144,6 +282,9 @@ class Embedder:
         indexer already made for BM25. An embedder that works on the family's
         tokens (the hash embedder) answers here and saves a second
         tokenization; the rows must equal what :meth:`embed_batch` would give.
+        The indexer asks once per ``cce index`` that has new chunks to embed,
+        before any :meth:`embed_batch` call, with one text per chunk of the
+        new index (reused ones included), and keeps the rows it needs.
         """
         return None
 
@@ -162,25 +303,226 @@ class Embedder:
         return f'the "{self.name}" embedder is unavailable'
 
 
+# The ``register`` argument of cce_register_packs: ``register(pack)``.
 RegisterPack = Callable[[LanguagePack], None]
+# The ``register`` argument of cce_register_embedders: ``register(name, factory)``.
 RegisterEmbedder = Callable[[str, Callable[[], Embedder]], None]
 
 
 class CceHookSpecs:
-    """Hook signatures; implementations use ``@hookimpl`` with the same names."""
+    """The hook specifications: a plugin implements a hook with an ``@hookimpl`` function of the same name.
+
+    Every hook's docstring has the same sections: *Parameters*, *Returns*,
+    *Called* (when the engine calls it), *Results* (whether every
+    implementation is called or the first answer wins), *Order* and *Errors*
+    (what the engine does when an implementation raises).
+    """
 
     @hookspec
     def cce_register_packs(self, register: RegisterPack) -> None:
-        """Call ``register(pack)`` once for every language pack this plugin ships."""
+        """Declare the language packs this plugin ships: call ``register(pack)`` once per pack.
+
+        Parameters:
+            register: ``register(pack: LanguagePack) -> None``. It runs
+                validation layer 1 (see :class:`LanguagePack`) against the
+                packs registered before: a pack that passes is added, one that
+                fails is left out and its problems are recorded. It raises
+                nothing either way. The engine stamps each pack with the
+                distribution of the plugin that registered it.
+
+        Returns:
+            Nothing; a return value is ignored.
+
+        Called:
+            At most once per plugin host, the first time the host's packs are
+            needed (building the host only imports the plugins): by every
+            command that indexes, serves or lists — ``cce index``, ``cce
+            init``, ``cce mcp``, ``cce bench``, ``cce conformance``, ``cce
+            packs`` — and by the test helpers ``validate_plugin``,
+            ``chunk_with`` and ``render_with`` of ``cce_core.api``. A one-shot
+            ``cce search`` usually loads only the plugin of its store's
+            embedder, so other plugins' implementations are not called.
+            Register and do nothing else: no grammar loading, no I/O.
+
+        Results:
+            Collected: every implementation is called, each with its own
+            ``register``.
+
+        Order:
+            The engine calls the implementations itself, in registration
+            order (entry points in entry-point-name order), the first
+            registered first — the reverse of pluggy's own order. ``trylast``
+            implementations come before the others and ``tryfirst`` ones after
+            them. The order settles clashes: when two packs claim the same
+            name or extension, the pack registered first keeps it and the
+            other is rejected, with a problem naming both.
+
+        Errors:
+            An exception is not caught. It propagates out of the plugin host,
+            so every command that needs the packs — ``cce packs`` and ``cce
+            packs --validate`` included — stops with ``error: internal error:
+            <type>: <message> (set CCE_DEBUG=1 for details)``, which does not
+            name the plugin (a ``CceError`` shows its own message instead);
+            ``validate_plugin`` raises it. A pack rejected by layer 1 is not
+            an exception: ``cce packs`` warns, ``cce packs --validate`` fails,
+            and the commands that index or search refuse to run, naming the
+            pack and the fix.
+        """
 
     @hookspec(firstresult=True)
     def cce_extract_imports(self, language: str, root: Node, source: bytes) -> list[str] | None:
-        """Return the imports of a parsed file, or ``None`` to leave it to the pack."""
+        """Replace a pack's import extraction: return the modules a file imports, or ``None`` to leave it to the pack.
+
+        Parameters:
+            language: the ``name`` of the pack that claims the file (by its
+                extension). Every implementation is asked about every
+                language: return ``None`` for the ones that are not yours.
+            root: the root ``tree_sitter.Node`` of the whole file, parsed with
+                that pack's grammar.
+            source: the file's text as UTF-8 bytes after secret redaction
+                (skipped with ``--allow-secrets``): the bytes the chunks are
+                cut from, which ``root``'s byte offsets index.
+
+        Returns:
+            The module names the file imports, a ``list`` of ``str``, each
+            once, in first-seen order; they become the file's import-graph
+            edges (see ``LanguagePack.module_suffixes`` for how a name finds
+            its file). ``[]`` is an answer — the file imports nothing — while
+            ``None`` leaves the file to the next implementation.
+
+        Called:
+            At index time, once for every file a pack claims that is chunked
+            afresh (new or changed since the previous store; an unchanged file
+            keeps the imports stored with it), after its chunks are cut. A
+            large tree is chunked in forked worker processes, so an
+            implementation must not rely on state shared between calls.
+            Never for a file no pack claims, and never by validation layer 3,
+            which judges a pack on its own rule.
+
+        Results:
+            First result: the implementations are asked in turn and the first
+            non-``None`` answer is the file's imports; the rest are not asked.
+            When none answers, the pack's own rule runs:
+            ``imports_from_nodes`` on the import nodes the chunker already
+            captured, else ``extract_imports(root, source)``.
+
+        Order:
+            pluggy's: ``tryfirst`` implementations, then plain ones, then
+            ``trylast`` ones; within each group the most recently registered
+            first. Entry points register in name order, so between two plain
+            implementations the one whose entry-point name sorts *later* is
+            asked first. An override marks itself ``@hookimpl(tryfirst=True)``
+            so the outcome does not depend on names.
+
+        Errors:
+            Any exception — from an implementation or from the pack's own
+            rule — is swallowed and the file has no imports at all (the pack's
+            rule is not tried after a failing implementation). Its chunks are
+            stored as usual, indexing continues, and nothing is printed.
+        """
 
     @hookspec(firstresult=True)
     def cce_render_compact(self, language: str, chunk: Any, node: Node | None, level: str) -> str | None:
-        """Return the compact rendering of a chunk, or ``None`` for the neutral rule."""
+        """Render the reduced view of a stored chunk, or return ``None`` to leave it to the next renderer.
+
+        Parameters:
+            language: the ``name`` of the pack that claims the chunk's path
+                (by its extension) in the serving process. Every
+                implementation is asked about every language: return ``None``
+                for the ones that are not yours.
+            chunk: a ``cce_core.api.CompactChunk``: ``file_path`` (the path
+                the index records), ``content`` (the chunk's stored text: one
+                definition, or a whole file that held none), ``source``
+                (``content`` as UTF-8 bytes, which ``node`` indexes) and
+                ``pack`` (the :class:`LanguagePack` whose grammar parsed it).
+            node: the *definition*: ``content`` is re-parsed on its own with
+                the pack's grammar, and this is the first named node in
+                pre-order whose kind is in the pack's ``function_types`` or
+                ``class_types``. ``None`` when there is none (some grammars
+                parse a method only inside its class).
+            level: ``"signature"`` or ``"compact"``; ``"full"`` never reaches
+                a renderer.
+
+        Returns:
+            The view, a ``str``, or ``None`` to pass. Return nothing else: any
+            other value stops the search for an answer and is discarded, as if
+            no renderer had answered.
+
+        Called:
+            When the MCP server serves results: ``context_search`` at the
+            level the call asks for (else the ``retrieval.detail`` setting,
+            ``compact`` by default) and ``related_context`` (always
+            ``compact``); once per path, level and text in a session, since
+            views are memoised. Only for a path a pack claims whose text
+            re-parses. Never at index time, so a new renderer takes effect
+            without re-indexing; ``cce search`` on the command line prints
+            first lines and never calls it.
+
+        Results:
+            First result: the first non-``None`` answer is the view. When none
+            answers, the neutral rule applies: ``render_definition(chunk,
+            node, level)`` (``cce_core.api``), driven by the pack's declared
+            kinds, or when ``node`` is ``None`` the first-line rule (the first
+            non-blank line, plus ``… (+N lines)`` at ``compact``).
+
+        Order:
+            pluggy's, as for :meth:`cce_extract_imports`. A pack's own
+            renderer made with ``structural_renderer`` is marked ``trylast``,
+            so every override is asked before it whatever the entry-point
+            names; a pack that writes its own renderer should mark it
+            ``@hookimpl(trylast=True)`` too, and an override
+            ``@hookimpl(tryfirst=True)`` to come before other overrides.
+
+        Errors:
+            An exception is swallowed: no later implementation is asked and
+            the neutral rule applies (``render_definition`` without
+            ``doc_wrappers``, or the first-line rule). Serving continues and
+            nothing is printed.
+        """
 
     @hookspec
     def cce_register_embedders(self, register: RegisterEmbedder) -> None:
-        """Call ``register(name, factory)`` for every embedder this plugin ships."""
+        """Declare the embedders this plugin ships: call ``register(name, factory)`` once per embedder.
+
+        Parameters:
+            register: ``register(name: str, factory: Callable[[], Embedder])
+                -> None``. ``name`` is what users select (``cce index
+                --embedder NAME``) and what a store records; it must equal the
+                ``name`` of what ``factory`` builds. ``factory`` takes no
+                argument and returns a new :class:`Embedder` instance each time
+                the engine needs one; usually it is the subclass itself. The
+                first registration of a name wins; a later one with the same
+                name is ignored without a word.
+
+        Returns:
+            Nothing; a return value is ignored.
+
+        Called:
+            At most once per plugin host, the first time the host's embedders
+            are needed: by ``cce index`` and ``cce init`` (to build the chosen
+            embedder), by a search (to load the embedder that built the
+            store) and by ``cce packs`` (which builds every embedder once to
+            list it). A one-shot ``cce search`` loads only the entry point
+            named like the store's embedder, so name an embedder plugin's entry
+            point after the embedder it registers.
+
+        Results:
+            Collected: every implementation is called, each with its own
+            ``register``.
+
+        Order:
+            As for :meth:`cce_register_packs`: registration order (entry
+            points by name), the first registered first, ``trylast`` ones
+            before and ``tryfirst`` ones after the others. So the plugin
+            whose entry-point name sorts first keeps a contested embedder
+            name; a marker cannot make a later plugin take it over.
+
+        Errors:
+            An exception is not caught: it propagates like one from
+            :meth:`cce_register_packs`, stopping every command that needs the
+            embedders with ``error: internal error: ...`` (a ``CceError``
+            shows its own message). A factory that raises stops ``cce index``
+            or a search the same way, and ``cce packs`` lists the embedder as
+            ``cannot be built``. A factory whose product does not subclass
+            :class:`Embedder` is refused with an error naming its class.
+        """
