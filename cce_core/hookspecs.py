@@ -48,8 +48,7 @@ warning, and ``cce index``, ``cce search``, ``cce bench`` and ``cce
 conformance`` print one ``warning:`` line per problem on stderr.
 
 An implementation's parameters are matched to the hook's by name; it may
-take fewer than the hook offers (the two ``register`` hooks excepted: they
-are called with their one argument positionally).
+take fewer than the hook offers.
 
 Nothing here imports a grammar: a pack hands over a loader that returns its
 ``tree_sitter.Language`` when the engine first needs it. ``docs/plugins.md``
@@ -112,16 +111,16 @@ class LanguagePack:
 
     * ``name`` — the pack's name: non-empty, lowercase, and unique among the
       installed packs. It is each chunk's ``language``, the ``language``
-      argument of the hooks, and part of ``pack_set_id``. Use
-      ``[a-z][a-z0-9_]*`` (what ``cce packs new`` accepts); a comma would
-      corrupt ``pack_set_id``.
+      argument of the hooks, and part of ``pack_set_id``, so layer 1
+      accepts only a letter followed by ``a-z``, ``0-9``, ``_``, ``-`` or
+      ``+`` (``cce packs new`` asks for ``[a-z][a-z0-9_]*``).
     * ``extensions`` — the file extensions the pack claims: at least one; each
       a lowercase string with a leading dot and at least one character after
       it, listed once, and not claimed by another installed pack (the pack
       registered first keeps a contested extension; the second is rejected).
       A path is matched by its lowercased *final* extension, so ``.ts``
-      matches ``a.d.ts`` and a two-dot extension such as ``.d.ts`` never
-      matches anything.
+      matches ``a.d.ts``; layer 1 refuses a two-dot extension such as
+      ``.d.ts``, which could never match anything.
 
     The grammar and the chunks (every kind named in ``function_types``,
     ``class_types``, ``import_node_types``, ``body_node_types``,
@@ -358,12 +357,13 @@ class CceHookSpecs:
             other is rejected, with a problem naming both.
 
         Errors:
-            An exception is not caught. It propagates out of the plugin host,
-            so every command that needs the packs — ``cce packs`` and ``cce
-            packs --validate`` included — stops with ``error: internal error:
-            <type>: <message> (set CCE_DEBUG=1 for details)``, which does not
-            name the plugin (a ``CceError`` shows its own message instead);
-            ``validate_plugin`` raises it. A pack rejected by layer 1 is not
+            An exception is caught and becomes a start-up problem naming the
+            plugin and its distribution ("failed while registering:
+            cce_register_packs raised <type>: <message>"); packs it
+            registered before raising stay registered. Like a plugin that
+            fails to import, it makes the commands that index refuse to run
+            with that line, ``cce packs`` list it as a warning, ``cce packs
+            --validate`` and ``validate_plugin`` fail. A pack rejected by layer 1 is not
             an exception: ``cce packs`` warns, ``cce packs --validate`` fails,
             and the commands that index or search refuse to run, naming the
             pack and the fix.
@@ -415,10 +415,11 @@ class CceHookSpecs:
             so the outcome does not depend on names.
 
         Errors:
-            Any exception — from an implementation or from the pack's own
-            rule — is swallowed and the file has no imports at all (the pack's
-            rule is not tried after a failing implementation). Its chunks are
-            stored as usual, indexing continues, and nothing is printed.
+            An exception from an implementation is swallowed and the pack's
+            own rule answers instead, as if every implementation had returned
+            ``None``. An exception from the pack's own rule leaves the file
+            with no imports. Either way its chunks are stored as usual,
+            indexing continues, and nothing is printed.
         """
 
     @hookspec(firstresult=True)
@@ -515,13 +516,14 @@ class CceHookSpecs:
             points by name), the first registered first, ``trylast`` ones
             before and ``tryfirst`` ones after the others. So the plugin
             whose entry-point name sorts first keeps a contested embedder
-            name; a marker cannot make a later plugin take it over.
+            name, and the second registration is a start-up problem naming
+            both distributions; a marker cannot make a later plugin take a
+            name over.
 
         Errors:
-            An exception is not caught: it propagates like one from
-            :meth:`cce_register_packs`, stopping every command that needs the
-            embedders with ``error: internal error: ...`` (a ``CceError``
-            shows its own message). A factory that raises stops ``cce index``
+            An exception is caught and reported like one from
+            :meth:`cce_register_packs`: a start-up problem naming the plugin.
+            A factory that raises stops ``cce index``
             or a search the same way, and ``cce packs`` lists the embedder as
             ``cannot be built``. A factory whose product does not subclass
             :class:`Embedder` is refused with an error naming its class.
