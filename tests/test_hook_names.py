@@ -48,7 +48,7 @@ def test_a_real_hook_without_the_marker_is_reported():
 
 
 def test_other_attributes_are_not_hooks():
-    plugin = _plugin("fine", cce_VERSION="1", helper=cce_register_pack, CCE_CONSTANT=3)
+    plugin = _plugin("fine", cce_VERSION="1", helper=cce_register_packs_unmarked, CCE_CONSTANT=3)
     assert hook_name_problems(plugin, "fine") == []
 
 
@@ -64,3 +64,10 @@ def test_the_host_collects_problems_and_validate_plugin_fails_on_them():
 
 def test_every_installed_plugin_uses_real_hook_names(host):
     assert host.hook_problems == []
+
+
+def test_a_marked_function_under_any_other_name_is_an_unknown_hook():
+    # pluggy would register it as a hook called "_structural", which nothing ever calls.
+    problems = hook_name_problems(_plugin("wrapper", _structural=cce_register_pack), "wrapper")
+    assert problems == ['plugin "wrapper" implements unknown hook "_structural" — the hooks are: '
+                        "cce_extract_imports, cce_register_embedders, cce_register_packs, cce_render_compact"]

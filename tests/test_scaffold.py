@@ -394,7 +394,8 @@ def test_not_function_shapes(kind: str) -> None:
 @pytest.mark.parametrize("kind", [
     "class_declaration", "class_definition", "interface_declaration", "struct_item", "enum_declaration",
     "type_declaration", "trait_item", "impl_item", "class", "module", "struct_specifier", "abstract_class_declaration",
-    "record_declaration", "trait_declaration", "singleton_class", "object_declaration", "protocol_declaration",
+    "record_declaration", "annotation_type_declaration", "trait_declaration", "singleton_class",
+    "object_declaration", "protocol_declaration",
 ])
 def test_class_shapes(kind: str) -> None:
     assert looks_like_class(kind)
@@ -403,7 +404,8 @@ def test_class_shapes(kind: str) -> None:
 @pytest.mark.parametrize("kind", [
     "class_body", "interface_type", "struct_type", "type_spec", "type_item", "type_definition", "type", "object",
     "enum_body_declarations", "class_heritage", "type_list", "superclass", "anonymous_class", "namespace_definition",
-    "field_declaration_list", "enum_variant_list", "type_alias_declaration", "internal_module",
+    "field_declaration_list", "module_declaration", "module_directive", "enum_variant_list",
+    "type_alias_declaration", "internal_module",
 ])
 def test_not_class_shapes(kind: str) -> None:
     assert not looks_like_class(kind)

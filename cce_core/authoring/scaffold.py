@@ -65,7 +65,7 @@ _FUNCTION_MODIFIERS = frozenset({"local", "generator", "async", "abstract", "sta
 # often a keyword-like or expression node.
 _BARE_FUNCTION_WORDS = frozenset({"function", "method"})
 _CLASS_WORDS = frozenset({"class", "interface", "struct", "trait", "enum", "impl", "module", "object", "record",
-                          "protocol", "union"})
+                          "protocol", "union", "annotation"})
 _CLASS_MODIFIERS = frozenset({"abstract", "singleton", "sealed", "data"})
 # "specifier" is how some grammars spell a struct/union/enum definition.
 _CLASS_SUFFIXES = frozenset({"declaration", "definition", "item", "specifier", "statement"})
@@ -416,6 +416,10 @@ def looks_like_class(kind: str) -> bool:
     words = _words(kind)
     if tuple(words) == _TYPE_DECLARATION:
         return True
+    if words[:1] == ["module"] and words[1:] in (["declaration"], ["directive"]):
+        return False  # declares a build unit (a module-info file), not a type
+    if words[:2] == ["annotation", "type"]:
+        words = ["annotation", *words[2:]]  # an annotation type is declared like an interface
     core, stripped = _strip_suffixes(words, _CLASS_SUFFIXES)
     thing = _after_modifiers(core, _CLASS_MODIFIERS)
     if not thing or not all(word in _CLASS_WORDS for word in thing):

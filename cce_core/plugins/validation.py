@@ -121,16 +121,20 @@ def hook_name_problems(plugin: Any, label: str) -> list[str]:
     checked against the hook specifications.
     """
     known = hook_names()
+    marker = f"{PROJECT_NAME}_impl"
     out: list[str] = []
-    for name in sorted(n for n in dir(plugin) if n.startswith("cce_")):
+    for name in sorted(dir(plugin)):
         value = getattr(plugin, name, None)
-        if not callable(value):
+        # pluggy registers a marked function under whatever attribute name holds it, so a marked
+        # function stored as ``_helper`` is a hook named ``_helper`` too.
+        marked = callable(value) and hasattr(value, marker)
+        if not (marked or (name.startswith("cce_") and callable(value))):
             continue
         if name not in known:
             near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
             hint = f' — did you mean "{near[0]}"?' if near else f" — the hooks are: {', '.join(sorted(known))}"
             out.append(f'plugin "{label}" implements unknown hook "{name}"{hint}')
-        elif not hasattr(value, f"{PROJECT_NAME}_impl"):
+        elif not marked:
             out.append(f'plugin "{label}" defines {name} without @hookimpl, so it is never called — '
                        "decorate it with cce_core.api.hookimpl")
     return out
