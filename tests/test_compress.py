@@ -130,13 +130,6 @@ def test_golden_tables_are_self_consistent():
         assert "\u2026 (+" in compact  # every leaf golden is long enough to elide
 
 
-def test_ruby_model_dsl_survives_compact(reference: Path, host: PluginHost):
-    chunk = _first_chunk(host, reference / "test/fixture/compress/containers/ruby.rb", "class")
-    compact = compress(host, "ruby.rb", chunk.content, "compact")
-    for line in ("belongs_to :assignee", "has_many :comments", "has_one :summary", "validates :title"):
-        assert line in compact
-
-
 def test_markdown_section_uses_the_first_line_rule(reference: Path, host: PluginHost):
     text = (reference / "test/fixture/markdown/nested.md").read_text(encoding="utf-8").rstrip()
     assert compress(host, "nested.md", text, "compact") == "# API\n\u2026 (+10 lines)"

@@ -582,8 +582,9 @@ def test_footer_off_changes_neither_text_nor_event(tmp_path: Path) -> None:
 
 
 def test_unreachable_embedder_falls_back_to_keywords_with_the_notice(tmp_path: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).parent))
-    from ollama_stub import OllamaStub, closed_port_url
+    # The loopback Ollama stub lives with the Ollama embedder's own tests.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packs" / "cce-embedder-ollama" / "tests"))
+    from ollama_stub_server import OllamaStub, closed_port_url
 
     root = write_tiny_repo(tmp_path / "oll")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCE_") or k == "CCE_CACHE_DIR"}

@@ -2,7 +2,9 @@
 
 Unit tests drive :class:`cce_embedder_ollama.OllamaEmbedder` directly; the
 process-level tests at the bottom run the installed ``cce`` CLI in a
-subprocess with ``CCE_OLLAMA_URL`` pointing at the stub.
+subprocess with ``CCE_OLLAMA_URL`` pointing at the stub. The stub server
+(``ollama_stub_server.py``) sits beside this file. Run with
+``python -m pytest packs/cce-embedder-ollama/tests``.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import cce_embedder_ollama
 import numpy as np
 import pytest
 from cce_embedder_ollama import (
@@ -25,9 +28,26 @@ from cce_embedder_ollama import (
     MAX_INPUT_CHARS,
     OllamaEmbedder,
 )
-from ollama_stub import STUB_DIM, OllamaStub, closed_port_url, stub_vector
 
-from cce_core.hookspecs import Embedder, EmbedderError
+from cce_core.api import Embedder, EmbedderError, validate_plugin
+
+# The stub server is a helper module beside this file, not an installed one.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+from ollama_stub_server import STUB_DIM, OllamaStub, closed_port_url, stub_vector  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _private_plugin_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Run alone, these tests still keep every cce's entry-point cache out of the user's ~/.cache."""
+    if "CCE_CACHE_DIR" in os.environ:  # the core's conftest already set one for the session
+        yield
+        return
+    patch = pytest.MonkeyPatch()
+    patch.setenv("CCE_CACHE_DIR", str(tmp_path_factory.mktemp("cce-cache")))
+    yield
+    patch.undo()
 
 
 @pytest.fixture
@@ -81,15 +101,22 @@ def test_bad_timeout_env_is_an_embedder_error(ollama_env: pytest.MonkeyPatch, ra
         OllamaEmbedder()
 
 
+def test_the_validators_pass() -> None:
+    report = validate_plugin(cce_embedder_ollama)
+    assert report.packs == []  # an embedder plugin registers no language pack
+    assert report.ok, "\n".join(report.diagnostics)
+
+
 def test_registered_through_the_installed_entry_point(ollama_env: pytest.MonkeyPatch) -> None:
     from importlib.metadata import entry_points
-
-    from cce_core.plugins.host import default_host
 
     (ep,) = [ep for ep in entry_points(group="cce") if ep.name == "ollama"]
     assert ep.value == "cce_embedder_ollama"
     assert ep.dist is not None and ep.dist.name == "cce-embedder-ollama"
-    assert isinstance(default_host().embedder("ollama"), OllamaEmbedder)
+    registered: dict[str, Callable[[], Embedder]] = {}
+    ep.load().cce_register_embedders(register=registered.setdefault)
+    assert list(registered) == ["ollama"]
+    assert isinstance(registered["ollama"](), OllamaEmbedder)
 
 
 # -- the happy path ------------------------------------------------------------------
@@ -272,13 +299,9 @@ CCE = shutil.which("cce", path=str(Path(sys.executable).parent)) or shutil.which
 
 
 def _cli_ready() -> str | None:
-    """Why the process-level tests cannot run yet (None when they can)."""
+    """Why the process-level tests cannot run (None when they can)."""
     if CCE is None:
         return "the `cce` console script is not installed"
-    try:
-        import cce_core.cli.app  # noqa: F401
-    except ImportError as exc:
-        return f"cce_core.cli.app is not importable yet: {exc}"
     return None
 
 
@@ -326,6 +349,15 @@ def assert_one_error_line(result: subprocess.CompletedProcess[str], *fragments: 
     for fragment in fragments:
         assert fragment in errors[0], errors[0]
     return errors[0]
+
+
+@cli
+def test_cli_lists_the_installed_embedder(tmp_path: Path, stub: OllamaStub) -> None:
+    # The engine finds the plugin through its entry point and builds the embedder from the environment.
+    result = run_cce("packs", "--json", url=stub.url, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    (row,) = [e for e in json.loads(result.stdout)["embedders"] if e["name"] == "ollama"]
+    assert (row["distribution"], row["model"], row["problem"]) == ("cce-embedder-ollama", "stub-model", None)
 
 
 @cli

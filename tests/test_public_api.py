@@ -1,0 +1,84 @@
+"""`cce_core.api` is the one module plugins import, and every plugin in this repository keeps to it."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+import cce_core
+from cce_core import api
+
+REPO = Path(__file__).resolve().parents[1]
+PACKS = REPO / "packs"
+PLUGIN_DIRS = sorted(p for p in PACKS.iterdir() if (p / "pyproject.toml").exists())
+
+
+def _cce_imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "cce_core":
+            found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == "cce_core"]
+    return found
+
+
+def test_every_plugin_in_the_repository_imports_only_the_public_api():
+    offenders = {}
+    for path in sorted(PACKS.rglob("*.py")):
+        wrong = [m for m in _cce_imports(path) if m != "cce_core.api"]
+        if wrong:
+            offenders[str(path.relative_to(REPO))] = wrong
+    assert offenders == {}
+
+
+def test_the_checker_catches_an_internal_import(tmp_path: Path):
+    path = tmp_path / "p.py"
+    path.write_text("import cce_core.indexing.chunker\nfrom cce_core.api import hookimpl\n"
+                    "def f():\n    from cce_core.plugins.host import PluginHost\n", encoding="utf-8")
+    assert _cce_imports(path) == ["cce_core.indexing.chunker", "cce_core.api", "cce_core.plugins.host"]
+
+
+def test_every_public_name_resolves_and_nothing_else_is_offered():
+    for name in api.__all__:
+        assert getattr(api, name) is not None, name
+    assert sorted(api.__all__) == sorted(set(api.__all__))
+    assert set(dir(api)) == set(api.__all__)
+    with pytest.raises(AttributeError):
+        api.Chunker  # noqa: B018 - internal names are not part of the API
+
+
+def test_importing_the_api_loads_no_grammar_machinery():
+    # An embedder plugin imports the api on every one-shot search: tree-sitter must stay unloaded.
+    code = "import sys, cce_core.api; print(sorted(m for m in ('tree_sitter', 'numpy') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_core_and_every_plugin_package_are_typed():
+    assert (Path(cce_core.__file__).parent / "py.typed").exists()
+    for plugin in PLUGIN_DIRS:
+        packages = [p for p in plugin.iterdir() if (p / "__init__.py").exists()]
+        assert packages, plugin
+        for package in packages:
+            assert (package / "py.typed").exists(), package
+
+
+@pytest.mark.parametrize("plugin", PLUGIN_DIRS, ids=lambda p: p.name)
+def test_every_plugin_has_the_one_shape(plugin: Path):
+    project = tomllib.loads((plugin / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["name"] == plugin.name, "the directory is named after its distribution"
+    assert project.get("readme") == "README.md" and (plugin / "README.md").exists()
+    assert list(project["entry-points"]["cce"]), "one entry point in the cce group"
+    tests = sorted((plugin / "tests").glob("test_*.py"))
+    assert tests, f"{plugin.name} has no tests/test_*.py of its own"
+    (core,) = [Requirement(r) for r in project["dependencies"] if Requirement(r).name == "cce-core"]
+    assert str(core.specifier), f"{plugin.name} must declare a version range on cce-core"
+    assert core.specifier.contains(Version(cce_core.__version__)), (core, cce_core.__version__)
