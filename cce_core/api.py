@@ -22,8 +22,11 @@ The names, by what they are for (the hooks themselves are documented in
 * text — :data:`UNICODE_WHITESPACE` (the white-space set the engine family
   trims, which differs from :meth:`str.strip`'s);
 * errors — :class:`CceError` (shown to the user as one ``error:`` line);
-* testing your plugin — :func:`validate_plugin`, :class:`PluginReport`, :class:`PackReport`,
-  :func:`chunk_with` and :func:`render_with` (chunk or render text with only your plugin).
+* testing your plugin — :func:`pack_self_test` (the checks every pack's tests make alike:
+  validators, exactly one pack, :data:`ODD_INPUTS` never break it), :func:`validate_plugin`,
+  :class:`PluginReport`, :class:`PackReport`, and, with only your plugin registered,
+  :func:`chunk_with`, :func:`render_with`, :func:`imports_with` (the imports, checked to agree
+  with :func:`bare_tree_imports`).
 
 Heavy names (the chunker, the renderer, the validators, which import
 tree-sitter) load on first use, so an embedder plugin importing this module
@@ -48,7 +51,14 @@ from cce_core.hookspecs import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time these load lazily
-    from cce_core.authoring.testing import chunk_with, render_with
+    from cce_core.authoring.testing import (
+        ODD_INPUTS,
+        bare_tree_imports,
+        chunk_with,
+        imports_with,
+        pack_self_test,
+        render_with,
+    )
     from cce_core.authoring.validate import PackReport, PluginReport, validate_plugin
     from cce_core.indexing.chunker import imports_by_node_kind
     from cce_core.retrieval.detail_views import CompactChunk, render_definition, structural_renderer
@@ -66,10 +76,15 @@ _LAZY = {
     "validate_plugin": "cce_core.authoring.validate",
     "chunk_with": "cce_core.authoring.testing",
     "render_with": "cce_core.authoring.testing",
+    "imports_with": "cce_core.authoring.testing",
+    "bare_tree_imports": "cce_core.authoring.testing",
+    "pack_self_test": "cce_core.authoring.testing",
+    "ODD_INPUTS": "cce_core.authoring.testing",
 }
 
 __all__ = [
     "API_VERSION",
+    "ODD_INPUTS",
     "UNICODE_WHITESPACE",
     "CceError",
     "CompactChunk",
@@ -81,9 +96,12 @@ __all__ = [
     "PluginReport",
     "RegisterEmbedder",
     "RegisterPack",
+    "bare_tree_imports",
     "chunk_with",
     "hookimpl",
     "imports_by_node_kind",
+    "imports_with",
+    "pack_self_test",
     "render_definition",
     "render_with",
     "structural_renderer",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -188,15 +189,28 @@ def test_generated_module_compiles_and_builds_the_pack(tmp_path: Path, sample: P
     assert registered == [pack]
 
 
+GENERATED_TESTS = ["test_the_pack_passes_its_self_test", "test_the_extensions_are_claimed_and_the_sample_is_shipped"]
+
+
+def _run_generated_tests(target: Path) -> list[str]:
+    """Calls every test function of the generated tests file (the pack must be importable); their names."""
+    namespace = runpy.run_path(str(target / "tests" / "test_pack_pyclone.py"))
+    ran = [name for name, test in namespace.items() if name.startswith("test_") and callable(test)]
+    for name in ran:
+        namespace[name]()
+    return ran
+
+
 def test_generated_tests_pass_the_validators(tmp_path: Path, sample: Path,
                                              import_generated: types.SimpleNamespace) -> None:
     api = importlib.import_module("cce_core.api")
-    validate_plugin = api.validate_plugin
     report = scaffold_pack("pyclone", GRAMMAR, [".pyx2"], tmp_path, sample=sample)
     module = import_generated.load(report.target, "cce_pack_pyclone")
-    report = validate_plugin(module)
-    assert [pack.name for pack in report.packs] == ["pyclone"]
-    assert report.ok, "\n".join(report.diagnostics)
+    assert api.pack_self_test(module, "pyclone") == []
+    tests = (report.target / "tests" / "test_pack_pyclone.py").read_text(encoding="utf-8")
+    assert 'pack_self_test(PACKAGE, "pyclone") == []' in tests
+    assert "SAMPLE_IS_EMPTY = False" in tests
+    assert _run_generated_tests(report.target) == GENERATED_TESTS
 
 
 def _ruff() -> str | None:
@@ -259,7 +273,8 @@ def test_sample_is_the_smallest_clean_file_with_a_function(tmp_path: Path, monke
     assert (report.min_functions, report.expected_kinds) == (1, ("function_definition",))
 
 
-def test_no_sample_found_writes_an_empty_one_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_sample_found_writes_an_empty_one_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          import_generated: types.SimpleNamespace) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.chdir(empty)
@@ -273,6 +288,8 @@ def test_no_sample_found_writes_an_empty_one_and_says_so(tmp_path: Path, monkeyp
     assert "WARNING: the sample is empty" in readme and "is EMPTY and must be replaced" in readme
     tests = (report.target / "tests" / "test_pack_pyclone.py").read_text(encoding="utf-8")
     assert "SAMPLE_IS_EMPTY = True" in tests
+    import_generated.load(report.target, "cce_pack_pyclone")
+    assert _run_generated_tests(report.target) == GENERATED_TESTS  # an empty sample passes the self-test too
     init = (report.target / "cce_pack_pyclone" / "__init__.py").read_text(encoding="utf-8")
     assert "min_functions=0," in init and "min_classes=0," in init
 

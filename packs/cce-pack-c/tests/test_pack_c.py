@@ -1,96 +1,39 @@
-"""Self-tests of cce-pack-c: the validators, the import rule, the shipped sample, odd input.
-
-``chunk_with`` registers the pack alone on a fresh host, so nothing else installed
-can change an answer. Run with ``python -m pytest packs/cce-pack-c/tests``.
-"""
+"""cce-pack-c alone: the engine's self-test of a pack, then the rules that are C's own."""
 
 from __future__ import annotations
 
 import cce_pack_c
 import pytest
-from tree_sitter import Parser
 
-from cce_core.api import chunk_with, validate_plugin
+from cce_core.api import chunk_with, imports_with, pack_self_test
 
 PACK = cce_pack_c.PACK
 
 
-def _bare_tree_imports(text: str) -> list[str]:
-    """``extract_imports`` on a parsed tree, as validators, tools and plugins call it."""
-    source = text.encode("utf-8")
-    return PACK.extract_imports(Parser(PACK.grammar()).parse(source).root_node, source)
+def test_the_pack_passes_its_self_test() -> None:
+    assert pack_self_test(cce_pack_c, "c") == []
 
 
-# -- the pack ------------------------------------------------------------------
-
-
-def test_the_validators_pass() -> None:
-    report = validate_plugin(cce_pack_c)
-    assert [pack.name for pack in report.packs] == ["c"]
-    assert report.ok, "\n".join(report.diagnostics)
-
-
-def test_the_pack_claims_its_extensions() -> None:
+def test_the_pack_claims_its_extensions_grammar_and_sample() -> None:
     assert PACK.extensions == (".c", ".h")
-    assert PACK.grammar_distribution == "tree-sitter-c"
-
-
-# -- the sample ----------------------------------------------------------------
-
-
-def test_sample_meets_expected() -> None:
-    result = chunk_with(cce_pack_c, PACK.sample_name, PACK.sample)
-    functions = [c for c in result.chunks if c.chunk_type == "function"]
-    classes = [c for c in result.chunks if c.chunk_type == "class"]
-    assert len(functions) >= PACK.expected.min_functions
-    assert len(classes) >= PACK.expected.min_classes
-    assert set(PACK.expected.kinds) <= {c.kind for c in result.chunks}
-    assert result.imports == list(PACK.expected.imports)
-    assert all(c.language == "c" for c in result.chunks)
+    assert (PACK.grammar_distribution, PACK.sample_name) == ("tree-sitter-c", "c.c")
 
 
 def test_sample_chunks_in_document_order() -> None:
-    assert PACK.sample_name == "c.c"
-    result = chunk_with(cce_pack_c, PACK.sample_name, PACK.sample)
-    assert [(c.kind, c.chunk_type) for c in result.chunks] == [
-        ("struct_specifier", "class"),
-        ("function_definition", "function"),
-        ("struct_specifier", "class"),
+    chunks = chunk_with(cce_pack_c, PACK.sample_name, PACK.sample).chunks
+    assert [(c.language, c.kind, c.chunk_type) for c in chunks] == [
+        ("c", "struct_specifier", "class"),
+        ("c", "function_definition", "function"),
+        ("c", "struct_specifier", "class"),
     ]
 
 
-def test_extract_imports_called_directly_returns_a_list() -> None:
-    assert _bare_tree_imports(PACK.sample) == list(PACK.expected.imports)
-
-
-# -- the import rule -------------------------------------------------------------
-
 # The header's file stem, from either include form; an include through a macro names nothing.
-IMPORT_CASES = [
+@pytest.mark.parametrize(("path", "text", "expected"), [
     ("a.c", '#include "dir/store.h"\n', ["store"]),
-    (
-        "a.h",
-        "#include <stdlib.h>\n#include <sys/types.h>\n#include CONFIG_H\n#include <stdlib.h>\n",
-        ["stdlib", "types"],
-    ),
+    ("a.h", "#include <stdlib.h>\n#include <sys/types.h>\n#include CONFIG_H\n#include <stdlib.h>\n",
+     ["stdlib", "types"]),
     ("a.c", '#ifdef X\n#include "cond.h"\n#endif\n', ["cond"]),
-]
-
-
-@pytest.mark.parametrize(("path", "text", "expected"), IMPORT_CASES)
+])
 def test_import_rule(path: str, text: str, expected: list[str]) -> None:
-    assert chunk_with(cce_pack_c, path, text).imports == expected
-    assert _bare_tree_imports(text) == expected
-
-
-# -- odd input -------------------------------------------------------------------
-
-ODD_INPUTS = ["", "\x00\x01 ((((", "import", "use", "#include", "require", "(" * 3000, "é" * 20, 'import "\n']
-
-
-@pytest.mark.parametrize("text", ODD_INPUTS)
-def test_import_extraction_survives_odd_input(text: str) -> None:
-    result = chunk_with(cce_pack_c, f"odd{PACK.extensions[0]}", text)
-    assert isinstance(result.imports, list)
-    assert result.chunks
-    assert isinstance(_bare_tree_imports(text), list)
+    assert imports_with(cce_pack_c, path, text) == expected

@@ -1,5 +1,5 @@
-"""Self-tests of cce-pack-java: the engine's own validators run on the pack and its sample, then the
-import rule, chunking and compact views on snippets of real-looking Java."""
+"""Self-tests of cce-pack-java: the engine's self-test of a pack, then the import rule, chunking and
+compact views on snippets of real-looking Java."""
 
 from __future__ import annotations
 
@@ -8,56 +8,23 @@ import importlib
 import pytest
 from tree_sitter import Node, Parser
 
-from cce_core.api import CompactChunk, chunk_with, render_with, validate_plugin
+from cce_core.api import ODD_INPUTS, CompactChunk, chunk_with, imports_with, pack_self_test, render_with
 
 PACKAGE = importlib.import_module("cce_pack_java")
 PACK = PACKAGE.PACK
 
-# True while cce_pack_java/sample.java is the empty placeholder the generator wrote:
-# replace the sample with real code, update PACK.expected to what it produces, then set this to False.
-SAMPLE_IS_EMPTY = False
+
+def test_the_pack_passes_its_self_test() -> None:
+    assert pack_self_test(PACKAGE, "java") == []
 
 
-def test_the_validators_pass() -> None:
-    report = validate_plugin(PACKAGE)
-    assert [pack.name for pack in report.packs] == ["java"]
-    assert report.ok, "\n".join(report.diagnostics)
-
-
-def test_the_extensions_are_claimed_and_the_sample_is_shipped() -> None:
-    pack = PACKAGE.PACK
-    assert pack.extensions == (".java",)
-    if SAMPLE_IS_EMPTY:
-        assert not pack.sample.strip()
-        expected = pack.expected
-        assert (expected.min_functions, expected.min_classes, expected.kinds, expected.imports) == (0, 0, (), ())
-    else:
-        assert pack.sample.strip(), "the sample is empty; ship real java code in cce_pack_java/sample.java"
+def test_the_pack_claims_its_extensions_grammar_and_sample() -> None:
+    assert PACK.extensions == (".java",)
+    assert (PACK.grammar_distribution, PACK.sample_name) == ("tree-sitter-java", "java.java")
+    assert PACK.sample.strip(), "the sample is empty; ship real java code in cce_pack_java/sample.java"
 
 
 # --- helpers: the pack alone, through cce_core.api and tree-sitter ------------------------------
-
-
-def _parse(text: str) -> tuple[Node, bytes]:
-    source = text.encode("utf-8")
-    return Parser(PACK.grammar()).parse(source).root_node, source
-
-
-def _nodes_of(node: Node, kinds: tuple[str, ...]) -> list[Node]:
-    """Every named node of ``kinds`` in pre-order (start-byte order), as the chunker captures them."""
-    found = [node] if node.type in kinds else []
-    for child in node.named_children:
-        found.extend(_nodes_of(child, kinds))
-    return found
-
-
-def imports(text: str) -> list[str]:
-    """The pack's imports of ``text``; both entry points must agree."""
-    root, source = _parse(text)
-    names = PACK.extract_imports(root, source)
-    assert PACK.imports_from_nodes(_nodes_of(root, PACK.import_node_types), source) == names
-    assert chunk_with(PACKAGE, "X.java", text).imports == names  # the chunker's one-query pass
-    return names
 
 
 def view(text: str, level: str) -> str:
@@ -67,11 +34,12 @@ def view(text: str, level: str) -> str:
 
 def hook_view(text: str, level: str) -> str | None:
     """The pack's hook called directly, as the engine calls it (which hides an exception behind a fallback)."""
-    root, source = _parse(text)
-    definitions = _nodes_of(root, (*PACK.function_types, *PACK.class_types))
+    source = text.encode("utf-8")
+    todo: list[Node] = [Parser(PACK.grammar()).parse(source).root_node]
+    while todo and todo[-1].type not in (*PACK.function_types, *PACK.class_types):  # pre-order: the first definition
+        todo.extend(reversed(todo.pop().named_children))
     chunk = CompactChunk(file_path="X.java", content=text, source=source, pack=PACK)
-    node = definitions[0] if definitions else None
-    return PACKAGE.cce_render_compact(language="java", chunk=chunk, node=node, level=level)
+    return PACKAGE.cce_render_compact(language="java", chunk=chunk, node=todo[-1] if todo else None, level=level)
 
 
 # --- the import rule ----------------------------------------------------------------------------
@@ -103,7 +71,7 @@ def hook_view(text: str, level: str) -> str | None:
     ],
 )
 def test_imports(text: str, expected: list[str]) -> None:
-    assert imports(text) == expected
+    assert imports_with(PACKAGE, "X.java", text) == expected
 
 
 @pytest.mark.parametrize(
@@ -302,9 +270,9 @@ ODD = [
 ]
 
 
-@pytest.mark.parametrize("text", ODD)
+@pytest.mark.parametrize("text", [*ODD_INPUTS, *ODD])
 def test_odd_input_never_raises(text: str) -> None:
-    assert isinstance(imports(text), list)
+    assert isinstance(imports_with(PACKAGE, "X.java", text), list)
     for level in ("signature", "compact"):
         assert isinstance(view(text, level), str)
         assert hook_view(text, level) is None or isinstance(hook_view(text, level), str)

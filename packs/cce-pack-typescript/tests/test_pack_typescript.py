@@ -1,93 +1,39 @@
-"""Self-tests of cce-pack-typescript: the validators, the import rule, the shipped sample, odd input.
-
-``chunk_with`` registers the pack alone on a fresh host, so nothing else installed
-can change an answer. Run with ``python -m pytest packs/cce-pack-typescript/tests``.
-"""
+"""cce-pack-typescript alone: the engine's self-test of a pack, then the rules that are TypeScript's own."""
 
 from __future__ import annotations
 
 import cce_pack_typescript
 import pytest
-from tree_sitter import Parser
 
-from cce_core.api import chunk_with, validate_plugin
+from cce_core.api import chunk_with, imports_with, pack_self_test
 
 PACK = cce_pack_typescript.PACK
 
 
-def _bare_tree_imports(text: str) -> list[str]:
-    """``extract_imports`` on a parsed tree, as validators, tools and plugins call it."""
-    source = text.encode("utf-8")
-    return PACK.extract_imports(Parser(PACK.grammar()).parse(source).root_node, source)
+def test_the_pack_passes_its_self_test() -> None:
+    assert pack_self_test(cce_pack_typescript, "typescript") == []
 
 
-# -- the pack ------------------------------------------------------------------
-
-
-def test_the_validators_pass() -> None:
-    report = validate_plugin(cce_pack_typescript)
-    assert [pack.name for pack in report.packs] == ["typescript"]
-    assert report.ok, "\n".join(report.diagnostics)
-
-
-def test_the_pack_claims_its_extensions() -> None:
+def test_the_pack_claims_its_extensions_grammar_and_sample() -> None:
     assert PACK.extensions == (".ts", ".tsx")
-    assert PACK.grammar_distribution == "tree-sitter-typescript"
-
-
-# -- the sample ----------------------------------------------------------------
-
-
-def test_sample_meets_expected() -> None:
-    result = chunk_with(cce_pack_typescript, PACK.sample_name, PACK.sample)
-    functions = [c for c in result.chunks if c.chunk_type == "function"]
-    classes = [c for c in result.chunks if c.chunk_type == "class"]
-    assert len(functions) >= PACK.expected.min_functions
-    assert len(classes) >= PACK.expected.min_classes
-    assert set(PACK.expected.kinds) <= {c.kind for c in result.chunks}
-    assert result.imports == list(PACK.expected.imports)
-    assert all(c.language == "typescript" for c in result.chunks)
+    assert (PACK.grammar_distribution, PACK.sample_name) == ("tree-sitter-typescript", "typescript.ts")
 
 
 def test_sample_chunks_in_document_order() -> None:
-    assert PACK.sample_name == "typescript.ts"
-    result = chunk_with(cce_pack_typescript, PACK.sample_name, PACK.sample)
-    assert [(c.kind, c.chunk_type) for c in result.chunks] == [
-        ("function_declaration", "function"),
-        ("interface_declaration", "class"),
-        ("class_declaration", "class"),
-        ("method_definition", "function"),
+    chunks = chunk_with(cce_pack_typescript, PACK.sample_name, PACK.sample).chunks
+    assert [(c.language, c.kind, c.chunk_type) for c in chunks] == [
+        ("typescript", "function_declaration", "function"),
+        ("typescript", "interface_declaration", "class"),
+        ("typescript", "class_declaration", "class"),
+        ("typescript", "method_definition", "function"),
     ]
 
 
-def test_extract_imports_called_directly_returns_a_list() -> None:
-    assert _bare_tree_imports(PACK.sample) == list(PACK.expected.imports)
-
-
-# -- the import rule -------------------------------------------------------------
-
 # The JavaScript rule; `import x = require()` and re-exports are not imports.
-IMPORT_CASES = [
+@pytest.mark.parametrize(("path", "text", "expected"), [
     ("a.ts", 'import { a } from "./store";\nimport type { B } from "@scope/pkg/sub";\n', ["store", "@scope/pkg"]),
     ("a.ts", 'import x = require("legacy");\nexport { c } from "other";\n', []),
     ("a.tsx", 'import React from "react";\nconst App = () => <div />;\n', ["react"]),
-]
-
-
-@pytest.mark.parametrize(("path", "text", "expected"), IMPORT_CASES)
+])
 def test_import_rule(path: str, text: str, expected: list[str]) -> None:
-    assert chunk_with(cce_pack_typescript, path, text).imports == expected
-    assert _bare_tree_imports(text) == expected
-
-
-# -- odd input -------------------------------------------------------------------
-
-ODD_INPUTS = ["", "\x00\x01 ((((", "import", "use", "#include", "require", "(" * 3000, "é" * 20, 'import "\n']
-
-
-@pytest.mark.parametrize("text", ODD_INPUTS)
-def test_import_extraction_survives_odd_input(text: str) -> None:
-    result = chunk_with(cce_pack_typescript, f"odd{PACK.extensions[0]}", text)
-    assert isinstance(result.imports, list)
-    assert result.chunks
-    assert isinstance(_bare_tree_imports(text), list)
+    assert imports_with(cce_pack_typescript, path, text) == expected
