@@ -11,7 +11,8 @@ search / --version within each build.
 installed with its own ``requirements.txt`` into a venv of its own (pip's cache
 makes the second run fast); "head" is the ``cce`` beside ``sys.executable``
 (or ``--head-cce``). Bytecode caching is ON for both, as users have it: the
-warm-up runs write the ``.pyc`` files before anything is timed.
+warm-up runs write the ``.pyc`` files (under a private ``PYTHONPYCACHEPREFIX``)
+before anything is timed.
 
 Usage::
 
@@ -34,9 +35,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def child_env() -> dict[str, str]:
+def child_env(work: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # users have bytecode caching
+    # Users have bytecode caching; keep the .pyc files in the run's own directory, not the checkout.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     return env
 
 
@@ -78,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--query", default="parse the input and report an error")
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args(argv)
-    env = child_env()
     work = Path(tempfile.mkdtemp(prefix="cce-ab-"))
+    env = child_env(work)
     try:
         builds = {"base": build_base(args.base, work), "head": args.head_cce}
         stores = {}
