@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("retrieval", ("cce_core.retrieval",)),
     ("workspace", ("cce_core.workspace",)),
     ("observability", ("cce_core.observability",)),
+    ("sync", ("cce_core.sync",)),
     ("agents", ("cce_core.agents",)),
     ("evaluation", ("cce_core.evaluation",)),
     ("authoring", ("cce_core.authoring",)),

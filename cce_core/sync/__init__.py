@@ -1,0 +1,8 @@
+"""CCE Sync: share prebuilt indexes through an ordinary git remote.
+
+CI pushes one content-addressed artifact per commit; everyone else pulls it
+instead of indexing. The artifact format is the engine family's, so caches
+are shared across engines. Modules: `settings` (the `sync.*` config keys),
+`identity` (repo ids and remote keys), `artifact` (the `.cce` codec),
+`remote` (the git working clone).
+"""

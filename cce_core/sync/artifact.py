@@ -1,0 +1,494 @@
+"""The `.cce` code artifact: the one file a sync remote stores per ``repo@sha``.
+
+Every engine of the family keeps its index in its own native store, so the
+shared cache cannot be any of them. It is instead this interchange stream,
+which each engine writes byte for byte identically for the same tree: that
+identity is what makes a cache content-addressable across engines and what
+``cce sync verify`` checks. Format 2.3, UTF-8, an LF after every line:
+
+* line 1 — the manifest (``cce_version``, ``checksum``, ``chunk_count``,
+  ``embedder``, ``file_tokens``, ``pack_set_id``, ``repo_id``, ``sha``);
+* one line per chunk, ordered by (file_path, start_line, id), with its vector
+  as standard base64 of little-endian float64 bytes (never decimal text, so no
+  float formatting is involved);
+* the graph line: resolved file → file import edges and one node per file.
+
+Every object is compact JSON with sorted keys, as the reference's writer lays
+it out. ``checksum`` is the SHA-256 of the stream rendered with
+``"checksum":""``. Reading recomputes it by re-rendering the parsed artifact,
+so anything that would not survive a round trip is refused.
+
+This module knows nothing about git, remotes or the CLI; it converts a store
+to an artifact and an artifact back to a store that searches exactly as a
+local build of the same tree does.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import math
+import re
+import struct
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from cce_core.foundation.errors import CceError
+from cce_core.foundation.textrules import tokenize_bytes
+from cce_core.indexing.bm25 import build_bm25
+from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.graph import build_edges
+from cce_core.indexing.store import FileEntry, StoreData
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from cce_core.hookspecs import Embedder
+    from cce_core.plugins.host import PluginHost
+
+# The artifact format, decoupled from the application version: only a change of
+# these bytes moves it (it is also a path segment of every remote key).
+SYNC_FORMAT_VERSION = "2.3"
+# Shared artifacts carry only vectors every engine can reproduce bit for bit.
+HASH_EMBEDDER = "hash"
+EDGE_TYPE = "import"
+# What a pulled store records as a file's content hash. A real digest is 64 hex
+# characters, so this never matches one: the next `cce index` re-chunks every
+# file instead of trusting chunks it did not build (the artifact does not say
+# which bytes each file had, only what came out of them).
+PULLED_FILE_SHA256 = ""
+PULLED_SOURCE = "sync-pull"
+
+_U64_LIMIT = 1 << 64
+
+
+class ArtifactError(CceError):
+    """An artifact that cannot be built or is not a valid format-2.3 stream."""
+
+
+# -- embeddings --------------------------------------------------------------
+
+
+def encode_embedding(vector: Sequence[float]) -> str:
+    """Standard base64 (padded) of the little-endian float64 bytes of ``vector``; ``[]`` gives ``""``."""
+    return base64.b64encode(struct.pack(f"<{len(vector)}d", *vector)).decode("ascii")
+
+
+def _embedding_bytes(text: str) -> bytes:
+    """The raw little-endian float64 bytes a base64 embedding stands for, strictly checked."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ArtifactError(f"bad embedding base64: {exc}") from None
+    # The reference's decoder also refuses non-zero bits in the last symbol and any
+    # other spelling that is not the one its encoder writes; re-encoding finds those.
+    if base64.b64encode(raw).decode("ascii") != text:
+        raise ArtifactError("bad embedding base64: not the canonical padded encoding")
+    if len(raw) % 8:
+        raise ArtifactError(f"embedding byte length {len(raw)} is not a multiple of 8")
+    return raw
+
+
+def decode_embedding(text: str) -> list[float]:
+    """The vector ``encode_embedding`` made; refuses bad base64 and a length that is not whole float64s."""
+    raw = _embedding_bytes(text)
+    return list(struct.unpack(f"<{len(raw) // 8}d", raw))
+
+
+# -- the artifact ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Line 1: who the artifact is for and what it holds (no build time or builder: it is reproducible)."""
+
+    repo_id: str
+    sha: str
+    chunk_count: int
+    file_tokens: dict[str, int]  # whole-file token counts, by path
+    pack_set_id: str
+    checksum: str = ""
+    cce_version: str = SYNC_FORMAT_VERSION
+    embedder: str = HASH_EMBEDDER
+
+    def as_json(self, checksum: str) -> dict[str, Any]:
+        return {
+            "cce_version": self.cce_version,
+            "checksum": checksum,
+            "chunk_count": self.chunk_count,
+            "embedder": self.embedder,
+            "file_tokens": self.file_tokens,
+            "pack_set_id": self.pack_set_id,
+            "repo_id": self.repo_id,
+            "sha": self.sha,
+        }
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A parsed or freshly built artifact.
+
+    ``embeddings[i]`` holds the raw little-endian float64 bytes of
+    ``chunks[i]``'s vector (kept as bytes so a round trip cannot touch a bit).
+    ``file_imports`` is what each file imports, as module names; ``edges`` are
+    those names resolved to files — the graph line is rendered from ``edges``.
+    """
+
+    manifest: Manifest
+    chunks: list[Chunk]
+    embeddings: list[bytes]
+    file_imports: dict[str, list[str]]
+    edges: list[tuple[str, str]] = field(default_factory=list)
+
+    @cached_property
+    def _body(self) -> bytes:
+        """Every line after the manifest: the chunks, then the graph."""
+        lines = [_chunk_line(c, e) for c, e in zip(self.chunks, self.embeddings, strict=True)]
+        graph = {
+            "edges": [{"source": s, "target": t, "type": EDGE_TYPE} for s, t in self.edges],
+            "nodes": [{"id": path} for path in sorted(self.manifest.file_tokens)],
+        }
+        lines.append(_dumps(graph))
+        lines.append("")
+        return "\n".join(lines).encode("utf-8")
+
+    def _manifest_line(self, checksum: str) -> bytes:
+        return (_dumps(self.manifest.as_json(checksum)) + "\n").encode("utf-8")
+
+    def computed_checksum(self) -> str:
+        """SHA-256 (lowercase hex) of the stream rendered with an empty ``checksum``."""
+        digest = hashlib.sha256(self._manifest_line(""))
+        digest.update(self._body)
+        return digest.hexdigest()
+
+    def to_bytes(self) -> bytes:
+        """The artifact's bytes, with the manifest's checksum on line 1."""
+        return self._manifest_line(self.manifest.checksum) + self._body
+
+
+def _dumps(value: Any) -> str:
+    # Compact, sorted keys, non-ASCII kept raw: serde_json's `to_string` of a BTreeMap-backed
+    # value. With ensure_ascii off both escape exactly `"`, `\` and C0 controls (\b \f \n \r \t
+    # short, the rest \u00XX lowercase); neither escapes `/`, DEL or U+2028/U+2029.
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _chunk_line(c: Chunk, embedding: bytes) -> str:
+    return _dumps({
+        "chunk_type": c.chunk_type,
+        "content": c.content,
+        "embedding": base64.b64encode(embedding).decode("ascii"),
+        "end_line": c.end_line,
+        "file_path": c.file_path,
+        "id": c.chunk_id,
+        "kind": c.kind,
+        "language": c.language,
+        "start_line": c.start_line,
+        "token_count": c.token_count,
+    })
+
+
+def _chunk_order(c: Chunk) -> tuple[str, int, str]:
+    # Python compares str by code point, which for valid text is the UTF-8 byte order
+    # the reference sorts by. end_line is deliberately not part of the key.
+    return (c.file_path, c.start_line, c.chunk_id)
+
+
+def pack_module_suffixes(host: PluginHost) -> list[str]:
+    """The suffixes the installed packs let an import name resolve by (the indexer uses the same)."""
+    return [s for p in host.packs.packs for s in p.module_suffixes]
+
+
+# -- export ------------------------------------------------------------------
+
+
+def build_artifact(data: StoreData, repo_id: str, sha: str, module_suffixes: Iterable[str]) -> Artifact:
+    """The artifact of a store built with the hash embedder, identified as ``repo_id@sha``.
+
+    ``module_suffixes`` are the installed packs' (``pack_module_suffixes``):
+    edges are resolved again here, over the files in path order, rather than
+    copied from the store, so they follow the family's rule whatever order the
+    store was assembled in.
+    """
+    if data.embedder != HASH_EMBEDDER:
+        raise ArtifactError(f"refusing to export a non-hash index (embedder = `{data.embedder}`): "
+                            "a shared artifact carries only hash-embedder vectors")
+    pack_set = data.meta.get("pack_set")
+    if not isinstance(pack_set, str):
+        raise ArtifactError("the index records no pack set; re-run `cce index` to rebuild it")
+    chunks = list(data.chunks)
+    rows, _dim = data.embedding_rows()
+    if rows != len(chunks):
+        raise ArtifactError(f"the index has {len(chunks)} chunks but {rows} embedding rows")
+    order = sorted(range(len(chunks)), key=lambda i: _chunk_order(chunks[i]))
+    import numpy as np
+
+    matrix = np.ascontiguousarray(data.embeddings, dtype="<f8")
+    file_tokens = {f.path: f.tokens for f in sorted(data.files, key=lambda f: f.path)}
+    file_imports = {f.path: list(f.imports) for f in data.files}
+    manifest = Manifest(repo_id=repo_id, sha=sha, chunk_count=len(chunks), file_tokens=file_tokens,
+                        pack_set_id=pack_set)
+    artifact = Artifact(
+        manifest=manifest,
+        chunks=[chunks[i] for i in order],
+        embeddings=[matrix[i].tobytes() for i in order],
+        file_imports=file_imports,
+        edges=build_edges(file_imports, list(file_tokens), module_suffixes),
+    )
+    return _with_checksum(artifact, artifact.computed_checksum())
+
+
+def export_artifact(data: StoreData, repo_id: str, sha: str, module_suffixes: Iterable[str]) -> bytes:
+    """The `.cce` bytes of ``data`` for ``repo_id@sha`` (see :func:`build_artifact`)."""
+    return build_artifact(data, repo_id, sha, module_suffixes).to_bytes()
+
+
+def _with_checksum(artifact: Artifact, checksum: str) -> Artifact:
+    stamped = replace(artifact, manifest=replace(artifact.manifest, checksum=checksum))
+    # Only line 1 differs, so the rendered chunk and graph lines carry over instead of being redone.
+    if "_body" in artifact.__dict__:
+        stamped.__dict__["_body"] = artifact.__dict__["_body"]
+    return stamped
+
+
+# -- import ------------------------------------------------------------------
+
+# A \uD800-\uDFFF escape: Python's parser accepts a lone one, the reference's refuses it.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number out of range: {text}")
+    return value
+
+
+def _json_int(text: str) -> int | float:
+    # The reference's parser reads `-0` as the float -0.0, which no integer field accepts.
+    return -0.0 if text == "-0" else int(text)
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    return False
+
+
+def _parse_json(line: str, what: str) -> Any:
+    """One line as JSON, read as the reference's parser reads it (no NaN, ±1e400 or lone surrogates)."""
+    try:
+        value = json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_json_int)
+    except (ValueError, RecursionError) as exc:
+        raise ArtifactError(f"bad {what} JSON: {exc}") from None
+    if _SURROGATE_ESCAPE.search(line) and _has_surrogate(value):
+        raise ArtifactError(f"bad {what} JSON: unpaired surrogate escape")
+    return value
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _unsigned(value: Any) -> int | None:
+    """``value`` if it is a JSON integer in u64 range (not a bool, not ``3.0``, not negative)."""
+    if type(value) is int and 0 <= value < _U64_LIMIT:
+        return value
+    return None
+
+
+def _parse_manifest(line: str) -> Manifest:
+    v = _parse_json(line, "manifest")
+    chunk_count = _unsigned(_get(v, "chunk_count"))
+    if chunk_count is None:
+        raise ArtifactError("manifest missing integer field `chunk_count`")
+    tokens_obj = _get(v, "file_tokens")
+    if not isinstance(tokens_obj, dict):
+        raise ArtifactError("manifest missing object `file_tokens`")
+    file_tokens: dict[str, int] = {}
+    for path in sorted(tokens_obj):
+        count = _unsigned(tokens_obj[path])
+        if count is None:
+            raise ArtifactError(f"file_tokens[{path}] is not an integer")
+        file_tokens[path] = count
+
+    def text(key: str) -> str:
+        found = _get(v, key)
+        if not isinstance(found, str):
+            raise ArtifactError(f"manifest missing string field `{key}`")
+        return found
+
+    return Manifest(repo_id=text("repo_id"), sha=text("sha"), cce_version=text("cce_version"),
+                    embedder=text("embedder"), pack_set_id=text("pack_set_id"), chunk_count=chunk_count,
+                    checksum=text("checksum"), file_tokens=file_tokens)
+
+
+def _parse_chunk(line: str) -> tuple[Chunk, bytes]:
+    v = _parse_json(line, "chunk")
+
+    def text(key: str) -> str:
+        found = _get(v, key)
+        if not isinstance(found, str):
+            raise ArtifactError(f"chunk missing string field `{key}`")
+        return found
+
+    def number(key: str) -> int:
+        found = _unsigned(_get(v, key))
+        if found is None:
+            raise ArtifactError(f"chunk missing integer field `{key}`")
+        return found
+
+    # Checked in the reference's order, so the first problem reported is the same one.
+    embedding = _embedding_bytes(text("embedding"))
+    chunk = Chunk(chunk_id=text("id"), file_path=text("file_path"), start_line=number("start_line"),
+                  end_line=number("end_line"), chunk_type=text("chunk_type"), kind=text("kind"),
+                  language=text("language"), content=text("content"), token_count=number("token_count"))
+    return chunk, embedding
+
+
+def _stem(path: str) -> str:
+    """A file's basename without its last extension (the whole basename when that would be empty)."""
+    base = path.rsplit("/", 1)[-1]
+    stem, dot, _ext = base.rpartition(".")
+    return stem if dot and stem else base
+
+
+def _parse_graph(line: str) -> dict[str, list[str]]:
+    """What each source file imports, as the stems of the files its edges point at.
+
+    The graph line carries resolved edges only, so the module names a file
+    imported are gone; a target's stem resolves back to that target, which is
+    all search expansion needs. The ``nodes`` list is not read: nodes are the
+    manifest's files.
+    """
+    edges = _get(_parse_json(line, "graph"), "edges")
+    if not isinstance(edges, list):
+        raise ArtifactError("graph missing array `edges`")
+    imports: dict[str, list[str]] = {}
+    for edge in edges:
+        source = _get(edge, "source")
+        if not isinstance(source, str):
+            raise ArtifactError("edge missing string `source`")
+        target = _get(edge, "target")
+        if not isinstance(target, str):
+            raise ArtifactError("edge missing string `target`")
+        imports.setdefault(source, []).append(_stem(target))
+    return imports
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> ArtifactError:
+    if exc.reason == "unexpected end of data":
+        detail = f"incomplete utf-8 byte sequence from index {exc.start}"
+    else:
+        detail = f"invalid utf-8 sequence of {exc.end - exc.start} bytes from index {exc.start}"
+    return ArtifactError(f"artifact is not UTF-8: {detail}")
+
+
+def import_artifact(raw: bytes) -> Artifact:
+    """Parse and validate `.cce` bytes; the checksum is recomputed from what was parsed.
+
+    Raises :class:`ArtifactError` naming the first problem: not UTF-8, too
+    short, a line count that disagrees with ``chunk_count``, a line that is
+    not JSON or lacks a field, a bad embedding, or a checksum mismatch.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(exc) from None
+    # LF only: JSON leaves U+2028, U+0085 and the like raw inside strings, and
+    # str.splitlines() would cut a line there.
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if len(lines) < 2:
+        raise ArtifactError("artifact too short: need at least a manifest and a graph line")
+    manifest = _parse_manifest(lines[0])
+    n = manifest.chunk_count
+    if len(lines) != n + 2:
+        raise ArtifactError(f"artifact line count {len(lines)} does not match chunk_count {n} (expected {n + 2})")
+    parsed = [_parse_chunk(line) for line in lines[1 : n + 1]]
+    file_imports = _parse_graph(lines[n + 1])
+    # Each import is now the stem of a file that is in the manifest, and a stem always
+    # resolves by the stem rule, never by a pack suffix: no packs are needed to re-resolve.
+    edges = build_edges(file_imports, sorted(manifest.file_tokens), ())
+    artifact = Artifact(manifest, [c for c, _ in parsed], [e for _, e in parsed], file_imports, edges)
+    recomputed = artifact.computed_checksum()
+    if recomputed != manifest.checksum:
+        raise ArtifactError(f"checksum mismatch: manifest says {manifest.checksum}, recomputed {recomputed}")
+    return artifact
+
+
+# -- artifact → store ----------------------------------------------------------
+
+
+def pulled_store_meta(artifact: Artifact, embedder: Embedder, dim: int) -> dict[str, object]:
+    """The ``meta`` of a store made from an artifact.
+
+    It has what search reads (``embedder``, ``embed_model``, ``embed_dim``) and
+    what describes the content (``pack_set``, ``redaction``: artifacts are always
+    built with secret protection on), plus where it came from. It leaves out
+    the local build's identity (``engine_version``, ``pack_versions``,
+    ``plugins``): the indexer reuses a previous store's chunks only when those
+    match, so a later ``cce index`` rebuilds everything it did not chunk itself.
+    """
+    m = artifact.manifest
+    return {
+        "embedder": m.embedder,
+        "embed_model": str(embedder.model or ""),
+        "embed_dim": dim,
+        "pack_set": m.pack_set_id,
+        "redaction": True,
+        "source": PULLED_SOURCE,
+        "sync": {"format": m.cce_version, "repo_id": m.repo_id, "sha": m.sha, "checksum": m.checksum},
+    }
+
+
+def artifact_to_store(artifact: Artifact, embedder: Embedder) -> StoreData:
+    """An in-memory store (``save_store`` it) that searches exactly as a local build of the tree does.
+
+    ``embedder`` is the installed hash embedder (its ``model`` goes into the
+    meta, as a local build records it). BM25 is rebuilt from the chunk texts by
+    the indexer's own tokenization; the vectors, token counts and ids are the
+    artifact's; the edges are the artifact's (already checked by its checksum).
+    """
+    m = artifact.manifest
+    if m.embedder != HASH_EMBEDDER or embedder.name != HASH_EMBEDDER:
+        raise ArtifactError(f"the artifact was embedded with `{m.embedder}`; only `{HASH_EMBEDDER}` "
+                            f"artifacts can be installed (embedder given: `{embedder.name}`)")
+    import numpy as np
+
+    # A store keeps each file's chunks together, in file order: the canonical order already does.
+    order = sorted(range(len(artifact.chunks)), key=lambda i: _chunk_order(artifact.chunks[i]))
+    chunks = [artifact.chunks[i] for i in order]
+    vectors = [artifact.embeddings[i] for i in order]
+    widths = {len(v) for v in vectors}
+    if len(widths) > 1:
+        raise ArtifactError(f"the artifact's embeddings have different lengths ({sorted(w // 8 for w in widths)})")
+    dim = widths.pop() // 8 if widths else int(embedder.dim or 0)
+    embeddings = np.frombuffer(b"".join(vectors), dtype="<f8").astype(np.float64).reshape(len(chunks), dim)
+
+    counts: dict[str, int] = {}
+    for c in chunks:
+        if c.file_path not in m.file_tokens:
+            raise ArtifactError(f"chunk {c.chunk_id} belongs to {c.file_path}, which the manifest does not list")
+        counts[c.file_path] = counts.get(c.file_path, 0) + 1
+    files: list[FileEntry] = []
+    first = 0
+    for path in sorted(m.file_tokens):  # the chunks are sorted by path too, so each file's are contiguous
+        count = counts.get(path, 0)
+        files.append(FileEntry(path, PULLED_FILE_SHA256, m.file_tokens[path], first, count,
+                               list(artifact.file_imports.get(path, []))))
+        first += count
+    bm25 = build_bm25([tokenize_bytes(c.content.encode("utf-8")) for c in chunks])
+    meta = pulled_store_meta(artifact, embedder, dim)
+    return StoreData(meta, chunks, embeddings, files, list(artifact.edges), bm25)
