@@ -1,0 +1,120 @@
+"""``cce sync init|push|pull|list|status|verify``: share prebuilt indexes through a git remote."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+sync_app = typer.Typer(help="Share prebuilt indexes through a git remote (CCE Sync).", no_args_is_help=True)
+
+DirOption = Annotated[Path, typer.Option("--dir", help="Project directory (default: .).")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sync_app, name="sync")
+
+
+def _write(text: str) -> None:
+    from cce_core.cli.commands import write_utf8
+
+    write_utf8(text)
+
+
+@sync_app.command("init")
+def init(
+    remote: Annotated[str, typer.Option("--remote", help="The git remote that holds the cache (any git URL).")],
+    lfs: Annotated[bool, typer.Option("--lfs", help="Store artifacts through git-LFS (the default).")] = False,
+    no_lfs: Annotated[bool, typer.Option("--no-lfs", help="Store artifacts as plain git blobs.")] = False,
+    repo_id: Annotated[str | None, typer.Option("--repo-id", help="This repository's id in the cache (default: "
+                                                                 "derived from remote.origin.url).")] = None,
+    dir_: DirOption = Path("."),
+) -> None:
+    """Configure the sync remote in .cce/config and set up the working clone."""
+    from cce_core.sync import service
+
+    del lfs  # LFS is on unless --no-lfs; the flag exists so scripts can say so explicitly
+    _write(service.init(dir_, remote, lfs=not no_lfs, repo_id=repo_id))
+
+
+@sync_app.command("push")
+def push(
+    commit: Annotated[str | None, typer.Option("--commit", help="Assert the sha being published (must be HEAD).")]
+    = None,
+    dir_: DirOption = Path("."),
+) -> None:
+    """Build the working tree at HEAD and publish its artifact (refuses a dirty tree)."""
+    from cce_core.cli.shared import command_host
+    from cce_core.sync import service
+
+    _write(service.push(dir_, command_host(), commit=commit, progress=service.progress_to_stderr).report())
+
+
+@sync_app.command("pull")
+def pull(
+    commit: Annotated[str | None, typer.Option("--commit", help="Pull the artifact of this sha.")] = None,
+    latest: Annotated[bool, typer.Option("--latest", help="Pull what the branch pointer names.")] = False,
+    ref: Annotated[str | None, typer.Option("--ref", help="With --latest: the pointer to follow (default: "
+                                                         "sync.ref, else main).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace a local cache pulled at another sha.")] = False,
+    dir_: DirOption = Path("."),
+) -> None:
+    """Install a prebuilt index from the remote (default: the artifact of HEAD)."""
+    from cce_core.sync import service
+
+    if latest and commit is not None:
+        raise click.UsageError("--latest cannot be used with --commit")
+    if ref is not None and not latest:
+        raise click.UsageError("--ref requires --latest")
+    _write(service.pull(dir_, commit=commit, latest=latest, ref=ref, force=force).report())
+
+
+@sync_app.command("list")
+def list_(
+    remote: Annotated[str | None, typer.Option("--remote", help="The cache to list (default: sync.remote).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print cce.synclist/v1 JSON.")] = False,
+    dir_: DirOption = Path("."),
+) -> None:
+    """List the repos and artifacts in the cache (read-only)."""
+    from cce_core.sync import service
+
+    _write(service.list_cache(dir_, remote_url=remote, as_json=as_json))
+
+
+@sync_app.command("status")
+def status(dir_: DirOption = Path(".")) -> None:
+    """Show the remote, the local cache and how they compare."""
+    from cce_core.sync import service
+
+    _write(service.status(dir_))
+
+
+@sync_app.command("verify")
+def verify(
+    commit: Annotated[str | None, typer.Option("--commit", help="The sha to verify (default: the pulled one, "
+                                                               "else HEAD).")] = None,
+    checksum_only: Annotated[bool, typer.Option("--checksum-only", help="Only check the installed store against "
+                                                                        "its recorded checksum (no network).")]
+    = False,
+    dir_: DirOption = Path("."),
+) -> None:
+    """Rebuild the working tree and check it matches the pulled (or published) artifact."""
+    from cce_core.cli.shared import command_host
+    from cce_core.foundation.errors import CceError
+    from cce_core.sync import service
+
+    if checksum_only and commit is not None:
+        raise click.UsageError("--checksum-only cannot be used with --commit")
+    try:
+        text = service.verify_checksum_only(dir_) if checksum_only else service.verify(dir_, command_host(),
+                                                                                        commit=commit)
+    except CceError as exc:
+        if str(exc).startswith("verify FAILED"):
+            # The whole report goes to stdout, like a passing one; the exit status says it failed.
+            _write(str(exc) + "\n")
+            sys.exit(1)
+        raise
+    _write(text)

@@ -1,0 +1,532 @@
+"""What each `cce sync` command does: init, push, pull, status, list and verify, as library calls.
+
+The CLI only parses arguments and prints the text these functions return, so
+the same behaviour serves `cce init --remote` and the MCP server's auto-pull.
+The report texts are the engine family's, byte for byte where the other
+engines pin them. A pull installs our own store (`.cce/index.cce`) built from
+the artifact, records what it installed in `.cce/synced.json`, and activates
+the store last, so a failure at any step leaves the previous store in use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cce_core.foundation.atomic import atomic_write
+from cce_core.foundation.errors import CceError
+from cce_core.indexing.store import STORE_DIR, default_store_path, load_store, save_store
+from cce_core.sync.artifact import (
+    HASH_EMBEDDER,
+    Artifact,
+    artifact_to_store,
+    export_artifact,
+    import_artifact,
+    pack_module_suffixes,
+)
+from cce_core.sync.identity import (
+    CODE_KEY_ROOT,
+    DEFAULT_REF,
+    code_artifact_key,
+    head_sha,
+    is_dirty,
+    normalize_repo_id,
+    origin_url,
+    push_branch,
+    ref_key,
+    refs_prefix,
+    repo_prefix,
+    resolve_commit,
+    resolve_repo_id,
+    working_clone_dir,
+)
+from cce_core.sync.remote import GitRemote
+from cce_core.sync.settings import SyncSettings, load_sync_settings, save_sync_settings
+
+if TYPE_CHECKING:
+    from cce_core.indexing.store import StoreData
+    from cce_core.plugins.host import PluginHost
+
+MARKER_FILE = "synced.json"
+NO_REMOTE = "no sync remote configured — run `cce sync init --remote <git-url>`"
+DIRTY = ("refusing to push: the working tree is dirty. Commit your changes and push a clean sha (a cache is "
+         "content-addressed by commit).")
+NO_RECORD_NOTICE = ("no install checksum recorded (pulled by an older cce) — re-pull with `cce sync pull --force` "
+                    "to enable checksum verification")
+
+
+def short_checksum(checksum: str) -> str:
+    return checksum[:12]
+
+
+# --------------------------------------------------------------------------- the local marker
+
+
+@dataclass(frozen=True)
+class SyncMarker:
+    """`.cce/synced.json`: which artifact the local store was pulled from, and the bytes installed."""
+
+    repo_id: str
+    sha: str
+    checksum: str
+    installed_sha256: str | None = None
+
+    def to_bytes(self) -> bytes:
+        # Struct order, compact, no trailing newline: the family's marker bytes.
+        fields: dict[str, str] = {"repo_id": self.repo_id, "sha": self.sha, "checksum": self.checksum}
+        if self.installed_sha256 is not None:
+            fields["installed_sha256"] = self.installed_sha256
+        return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def marker_path(root: Path) -> Path:
+    return Path(root) / STORE_DIR / MARKER_FILE
+
+
+def _marker_from(value: Any) -> SyncMarker | None:
+    if not isinstance(value, dict):
+        return None
+    fields = [value.get(k) for k in ("repo_id", "sha", "checksum")]
+    if not all(isinstance(f, str) for f in fields):
+        return None
+    installed = value.get("installed_sha256")
+    return SyncMarker(*fields, installed if isinstance(installed, str) else None)  # type: ignore[arg-type]
+
+
+def load_marker(root: Path) -> SyncMarker | None:
+    """The marker, or None when it is absent or unreadable (for reports, where "unknown" is fine)."""
+    try:
+        return _marker_from(json.loads(marker_path(root).read_text(encoding="utf-8")))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def load_marker_strict(root: Path) -> SyncMarker | None:
+    """The marker for the overwrite guard: absent is None, but a damaged one is an error, never "absent".
+
+    Reading a corrupt marker as "never pulled" would disarm the guard and let a
+    pull replace the store at another sha without ``--force``.
+    """
+    path = marker_path(root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CceError(f"could not read the sync marker {path}: {exc}") from exc
+    try:
+        marker = _marker_from(json.loads(text))
+    except (ValueError, RecursionError):
+        marker = None
+    if marker is None:
+        raise CceError(f"the sync marker {path} is unreadable/corrupt. It records which sha the local cache is "
+                       "pinned to — pass --force to overwrite it.")
+    return marker
+
+
+# --------------------------------------------------------------------------- the remote
+
+
+def open_remote(settings: SyncSettings, *, lfs: bool | None = None) -> GitRemote:
+    if not settings.remote:
+        raise CceError(NO_REMOTE)
+    return GitRemote.open(settings.remote, working_clone_dir(settings.remote),
+                          lfs=settings.lfs if lfs is None else lfs)
+
+
+def read_pointer(remote: GitRemote, repo_id: str, name: str) -> str | None:
+    """The sha a `refs/<name>` pointer names, or None when there is no such pointer."""
+    text = remote.read_text(ref_key(repo_id, name))
+    return text.strip() if text is not None else None
+
+
+def ref_names(remote: GitRemote, repo_id: str) -> list[str]:
+    prefix = refs_prefix(repo_id)
+    return sorted(key[len(prefix) + 1:] for key in remote.list_keys(prefix) if "/" not in key[len(prefix) + 1:])
+
+
+def resolve_latest(remote: GitRemote, repo_id: str, settings: SyncSettings,
+                   ref: str | None) -> tuple[str, str | None]:
+    """(sha, the ref to name in the report or None) for `--latest`.
+
+    An explicit ref (``--ref``, else ``sync.ref``) wins; then ``refs/main``;
+    then the only other ref, if there is exactly one.
+    """
+    explicit = ref or settings.ref
+    if explicit:
+        sha = read_pointer(remote, repo_id, explicit)
+        if sha is None:
+            raise CceError(f"no `--latest` pointer for {repo_id} on `{explicit}`")
+        return sha, (explicit if explicit != DEFAULT_REF else None)
+    sha = read_pointer(remote, repo_id, DEFAULT_REF)
+    if sha is not None:
+        return sha, None
+    names = ref_names(remote, repo_id)
+    if len(names) == 1:
+        only = read_pointer(remote, repo_id, names[0])
+        if only is not None:
+            return only, names[0]
+    if not names:
+        raise CceError(f"no `--latest` pointer for {repo_id} on `{DEFAULT_REF}`")
+    raise CceError(f"no `--latest` pointer for {repo_id} on `{DEFAULT_REF}`; available refs: {', '.join(names)} — "
+                   "pass --ref <name> (or set `sync.ref` in .cce/config)")
+
+
+# --------------------------------------------------------------------------- init
+
+
+def init(root: Path, remote_url: str, *, lfs: bool = True, repo_id: str | None = None) -> str:
+    """Record the remote in `.cce/config` (other settings kept), then set up the working clone."""
+    root = Path(root)
+    if not root.is_dir():
+        raise CceError(f"not a directory: {root}")
+    settings = load_sync_settings(root, warn=lambda _message: None)
+    chosen = repo_id or settings.repo_id
+    if chosen is None:
+        origin = origin_url(root)
+        chosen = normalize_repo_id(origin) if origin else None
+    settings = SyncSettings(remote=remote_url, lfs=lfs, repo_id=chosen, ref=settings.ref,
+                            auto_pull=settings.auto_pull, retention=settings.retention)
+    save_sync_settings(root, settings)  # first, so the choice persists even if the clone fails
+    config = os.path.join(str(root), STORE_DIR, "config")  # as given: `./.cce/config` for `--dir .`
+    remote = open_remote(settings)
+    return (f"Configured sync remote: {remote_url}\n"
+            f"  git-LFS       : {'enabled (*.cce)' if lfs else 'disabled'}\n"
+            f"  repo_id       : {chosen if chosen else '(resolved from git origin at push time)'}\n"
+            f"  working clone : {remote.clone_dir}\n"
+            f"  config        : {config}\n")
+
+
+# --------------------------------------------------------------------------- push
+
+
+def build_for_push(root: Path, host: PluginHost) -> StoreData:
+    """A fresh protected hash build of the working tree: what a push publishes, never an existing store."""
+    from cce_core.default_plugins.hash_embedder import HashEmbedder
+    from cce_core.indexing.indexer import build_index
+
+    data, _stats = build_index(root, host, HashEmbedder(), protect_secrets=True)
+    return data
+
+
+def _refuse_foreign_store(root: Path) -> None:
+    store = default_store_path(root)
+    if not store.is_file():
+        return
+    try:
+        embedder = load_store(store).embedder or HASH_EMBEDDER
+    except CceError:
+        return  # a damaged local store is rebuilt by the push anyway
+    if embedder != HASH_EMBEDDER:
+        raise CceError(f"refusing to push a non-hash index (embedder = `{embedder}`). Only the deterministic hash "
+                       "embedder produces shareable caches; re-index with `cce index <dir>`.")
+
+
+def push_sha(root: Path, commit: str | None) -> str:
+    """HEAD, after refusing a dirty tree; ``--commit`` only as an assertion that it is HEAD.
+
+    The artifact is always built from the working tree, so publishing it under
+    any sha but HEAD's would put the wrong content at that sha's address.
+    """
+    if is_dirty(root):
+        raise CceError(DIRTY)
+    head = head_sha(root)
+    if head is None:
+        raise CceError("cannot determine HEAD sha — is this a git repository with a commit?")
+    if commit is None:
+        return head
+    resolved = resolve_commit(root, commit)
+    if resolved is None:
+        raise CceError(f"--commit {commit} is not a valid commit in this repository")
+    if resolved != head:
+        raise CceError(f"--commit {commit} does not match HEAD {head}; push builds the artifact from the working "
+                       "tree, so it can only publish HEAD. (To publish an old commit you must check it out first.)")
+    return head
+
+
+@dataclass(frozen=True)
+class Pushed:
+    repo_id: str
+    sha: str
+    key: str
+    checksum: str
+
+    def report(self) -> str:
+        return f"Pushed {self.repo_id}@{self.sha}\n  key      : {self.key}\n  checksum : {self.checksum}\n"
+
+
+def push(root: Path, host: PluginHost, *, commit: str | None = None,
+         progress: Callable[[str], None] | None = None) -> Pushed:
+    root = Path(root)
+    settings = load_sync_settings(root)
+    remote = open_remote(settings)
+    sha = push_sha(root, commit)
+    repo_id = resolve_repo_id(root, settings)
+    branch = push_branch(root, settings)
+    _refuse_foreign_store(root)
+    if progress is not None:
+        progress(f"rebuilding index for {sha}")
+    data = build_for_push(root, host)
+    raw = export_artifact(data, repo_id, sha, pack_module_suffixes(host))
+    artifact = import_artifact(raw)  # the checksum as a puller will compute it
+    key = code_artifact_key(repo_id, sha)
+    # The artifact and the branch pointer travel in one commit, so nobody sees one without the other.
+    remote.put_many([(key, raw), (ref_key(repo_id, branch), f"{sha}\n".encode())])
+    return Pushed(repo_id, sha, key, artifact.manifest.checksum)
+
+
+# --------------------------------------------------------------------------- pull
+
+
+def install_artifact(root: Path, raw: bytes, *, log_metrics: bool = True) -> Artifact:
+    """Install an artifact as this root's store: verify, stage, write the marker, then activate the store.
+
+    The store is activated last: if the marker cannot be written, the previous
+    store stays in use with its own marker. A crash between the marker and the
+    rename leaves marker=new / store=old, which `verify --checksum-only`
+    detects and the next pull of the same sha repairs.
+    """
+    from cce_core.default_plugins.hash_embedder import HashEmbedder
+
+    artifact = import_artifact(raw)
+    data = artifact_to_store(artifact, HashEmbedder())
+    store = default_store_path(root)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    staged = store.with_name(store.name + ".incoming")
+    try:
+        save_store(data, staged)
+        if store.exists():
+            os.chmod(staged, store.stat().st_mode & 0o7777)  # a tightened store keeps its mode
+        installed = hashlib.sha256(staged.read_bytes()).hexdigest()
+        marker = SyncMarker(artifact.manifest.repo_id, artifact.manifest.sha, artifact.manifest.checksum, installed)
+        try:
+            atomic_write(marker_path(root), marker.to_bytes())
+        except OSError as exc:
+            raise CceError(f"could not write sync marker: {exc}") from exc
+        os.replace(staged, store)
+    finally:
+        staged.unlink(missing_ok=True)
+    if log_metrics:
+        _log_pull_event(store, data, artifact, len(raw))
+    return artifact
+
+
+def _log_pull_event(store: Path, data: StoreData, artifact: Artifact, size: int) -> None:
+    """A `sync-pull` index event, so the dashboard's freshness card says where the index came from."""
+    from cce_core.observability.metrics import IndexRecord, MetricsWriter, metrics_beside
+
+    MetricsWriter(metrics_beside(store)).log_index(IndexRecord(
+        files_indexed=len(data.files), chunks=len(data.chunks), index_bytes=size, duration_ms=0.0,
+        embedder=HASH_EMBEDDER, full=True, sha=artifact.manifest.sha, source="sync-pull"))
+
+
+@dataclass(frozen=True)
+class Pulled:
+    repo_id: str
+    sha: str
+    ref: str | None
+    chunks: int
+    checksum: str
+    store: str  # as the user named the root, e.g. ./.cce/index.cce
+    tree: str
+
+    def report(self) -> str:
+        ref = f"  ref      : {self.ref}\n" if self.ref else ""
+        return (f"Pulled {self.repo_id}@{self.sha}\n{ref}  chunks   : {self.chunks}\n  checksum : {self.checksum}\n"
+                f"  store    : {self.store}\n  tree     : {self.tree}\n")
+
+
+def pull(root: Path, *, commit: str | None = None, latest: bool = False, ref: str | None = None,
+         force: bool = False) -> Pulled:
+    root = Path(root)
+    settings = load_sync_settings(root)
+    remote = open_remote(settings)
+    repo_id = resolve_repo_id(root, settings)
+    noted: str | None = None
+    if commit is not None:
+        sha = commit
+    elif latest:
+        sha, noted = resolve_latest(remote, repo_id, settings, ref)
+    else:
+        head = head_sha(root)
+        if head is None:
+            raise CceError("cannot determine HEAD sha — pass --commit <sha> or --latest")
+        sha = head
+    if not force:
+        marker = load_marker_strict(root)
+        if marker is not None and marker.sha != sha:
+            raise CceError(f"local cache is at {marker.sha} but you are pulling {sha}. Pass --force to overwrite.")
+    artifact = install_artifact(root, remote.get(code_artifact_key(repo_id, sha)))
+    head = head_sha(root)
+    if head is None:
+        tree = "(no source checkout — consumer mode; the pulled index is the corpus)"
+    elif head == sha and not is_dirty(root):
+        tree = "matches — pulled index used as-is"
+    else:
+        tree = "differs from the pulled sha — `cce index` locally for a WIP index"
+    # The store as the user named the root: `./.cce/index.cce` for `--dir .`, like the other engines print it.
+    shown = os.path.join(str(root), STORE_DIR, default_store_path(root).name)
+    return Pulled(repo_id, sha, noted, artifact.manifest.chunk_count, artifact.manifest.checksum, shown, tree)
+
+
+# --------------------------------------------------------------------------- status
+
+
+def status(root: Path) -> str:
+    """Where this root stands; never an error for remote trouble (the line says so instead)."""
+    root = Path(root)
+    settings = load_sync_settings(root)
+    if not settings.remote:
+        return "remote        : (none — pure local CCE)\n"
+    lines = [f"remote        : {settings.remote}", f"git-LFS       : {'on' if settings.lfs else 'off'}"]
+    try:
+        repo_id = resolve_repo_id(root, settings)
+    except CceError as exc:
+        lines.append(f"repo_id       : (unresolved: {exc})")
+        return "\n".join(lines) + "\n"
+    lines.append(f"repo_id       : {repo_id}")
+    marker = load_marker(root)
+    lines.append(f"local cache   : {marker.sha} ({short_checksum(marker.checksum)})" if marker
+                 else "local cache   : (none pulled yet)")
+    try:
+        sha = read_pointer(open_remote(settings, lfs=False), repo_id, DEFAULT_REF)
+        lines.append(f"remote latest : {sha} (ref {DEFAULT_REF})" if sha else "remote latest : (no pointer yet)")
+    except CceError as exc:
+        lines.append(f"remote latest : (unreachable: {exc})")
+    head = head_sha(root)
+    if head is None:
+        lines.append("working tree  : (not a git checkout)")
+    else:
+        lines.append(f"working tree  : {head}{' (dirty)' if is_dirty(root) else ''}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- list
+
+
+@dataclass(frozen=True)
+class RepoRow:
+    repo_id: str
+    latest_sha: str | None
+    ref: str | None  # named only when latest comes from a ref other than main
+    artifacts: int
+    bytes: int
+
+    def as_json(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"artifacts": self.artifacts, "bytes": self.bytes, "latest_sha": self.latest_sha}
+        if self.ref is not None:
+            row["ref"] = self.ref
+        row["repo_id"] = self.repo_id
+        return row
+
+
+def list_repos(remote: GitRemote) -> list[RepoRow]:
+    """One row per repo in the cache; a workspace base carrying only metadata is not a repo."""
+    rows: list[RepoRow] = []
+    for repo_id in sorted(remote.list_dirs(CODE_KEY_ROOT)):
+        sizes = remote.list_sizes(repo_prefix(repo_id), ".cce")
+        latest = read_pointer(remote, repo_id, DEFAULT_REF)
+        ref: str | None = None
+        if latest is None:
+            names = ref_names(remote, repo_id)
+            if len(names) == 1:
+                latest, ref = read_pointer(remote, repo_id, names[0]), names[0]
+        if not sizes and latest is None:
+            continue  # a workspace base: manifest and graph only
+        rows.append(RepoRow(repo_id, latest, ref, len(sizes), sum(size for _key, size in sizes)))
+    return rows
+
+
+def render_list(url: str, rows: list[RepoRow]) -> str:
+    out = f"remote        : {url}\n\n"
+    if not rows:
+        return out + "The cache is empty — nothing has been pushed yet.\n"
+    latest = [(r.latest_sha + (f" ({r.ref})" if r.ref else "")) if r.latest_sha else "-" for r in rows]
+    w1 = max(len("repo_id"), *(len(r.repo_id) for r in rows))
+    w2 = max(len("latest"), *(len(x) for x in latest))
+    w3 = max(len("bytes"), *(len(str(r.bytes)) for r in rows))
+    out += f"{'repo_id':<{w1}}  {'latest':<{w2}}  {'artifacts':>9}  {'bytes':>{w3}}\n"
+    for r, shown in zip(rows, latest, strict=True):
+        out += f"{r.repo_id:<{w1}}  {shown:<{w2}}  {r.artifacts:>9}  {r.bytes:>{w3}}\n"
+    total_artifacts = sum(r.artifacts for r in rows)
+    total_bytes = sum(r.bytes for r in rows)
+    out += (f"\ntotal         : {len(rows)} repo{'' if len(rows) == 1 else 's'}, {total_artifacts} "
+            f"artifact{'' if total_artifacts == 1 else 's'}, {total_bytes} bytes\n")
+    return out
+
+
+def render_list_json(url: str, rows: list[RepoRow]) -> str:
+    body = {"remote": url, "repos": [r.as_json() for r in rows], "schema": "cce.synclist/v1"}
+    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def list_cache(root: Path, *, remote_url: str | None = None, as_json: bool = False) -> str:
+    """The cache's contents, read-only: no commit to the cache, nothing written under the root."""
+    settings = load_sync_settings(Path(root)) if remote_url is None else SyncSettings(remote=remote_url)
+    url = remote_url or settings.remote
+    if not url:
+        raise CceError(NO_REMOTE)
+    remote = open_remote(SyncSettings(remote=url), lfs=False)
+    rows = list_repos(remote)
+    return render_list_json(url, rows) if as_json else render_list(url, rows)
+
+
+# --------------------------------------------------------------------------- verify
+
+
+def verify(root: Path, host: PluginHost, *, commit: str | None = None) -> str:
+    """Rebuild the working tree and compare its artifact checksum with what was pulled (or published)."""
+    root = Path(root)
+    settings = load_sync_settings(root)
+    repo_id = resolve_repo_id(root, settings)
+    marker = load_marker(root)
+    sha = commit or (marker.sha if marker else None) or head_sha(root)
+    if sha is None:
+        raise CceError("nothing to verify: no pulled cache and no HEAD sha")
+    if marker is not None and marker.sha == sha:
+        expected = marker.checksum
+    else:
+        expected = import_artifact(open_remote(settings).get(code_artifact_key(repo_id, sha))).manifest.checksum
+    rebuilt = import_artifact(export_artifact(build_for_push(root, host), repo_id, sha,
+                                              pack_module_suffixes(host))).manifest.checksum
+    if rebuilt != expected:
+        raise CceError(f"verify FAILED for {repo_id}@{sha}\n  expected : {expected}\n  rebuilt  : {rebuilt}\n"
+                       "The pulled cache does not match a local rebuild (working tree differs from the sha, or the "
+                       "cache is not trustworthy).")
+    return f"verify OK: {repo_id}@{sha}\n  checksum : {rebuilt}\n"
+
+
+def verify_checksum_only(root: Path) -> str:
+    """No network: the installed store's bytes against the SHA-256 recorded when it was pulled."""
+    root = Path(root)
+    marker = load_marker(root)
+    if marker is None:
+        raise CceError("nothing to verify for this store: no `.cce/synced.json` marker (not a pulled store)")
+    if marker.installed_sha256 is None:
+        return f"verify (checksum-only): {marker.repo_id}@{marker.sha}: {NO_RECORD_NOTICE}\n"
+    store = default_store_path(root)
+    try:
+        actual = hashlib.sha256(store.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise CceError(f"verify FAILED (checksum-only) for this store ({marker.repo_id}@{marker.sha})\n  the pulled "
+                       f"store could not be read: {exc}\n  Re-pull it with `cce sync pull --force`.") from exc
+    if actual != marker.installed_sha256:
+        raise CceError(
+            f"verify FAILED (checksum-only) for this store ({marker.repo_id}@{marker.sha})\n"
+            f"  expected : {marker.installed_sha256}\n  actual   : {actual}\n"
+            "  The pulled store does not match the bytes recorded at pull time — corruption or local modification of "
+            "the store. Re-pull with `cce sync pull --force`.\n  (Checksum-only detects corruption, not a malicious "
+            "build — true `artifact == build(sha)` verification needs the source and stays with the "
+            "source-holders/CI: `cce sync verify`.)")
+    return f"verify OK (checksum-only): {marker.repo_id}@{marker.sha}\n  checksum : {actual}\n"
+
+
+def progress_to_stderr(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
