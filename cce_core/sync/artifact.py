@@ -422,6 +422,14 @@ def import_artifact(raw: bytes) -> Artifact:
     # resolves by the stem rule, never by a pack suffix: no packs are needed to re-resolve.
     edges = build_edges(file_imports, sorted(manifest.file_tokens), ())
     artifact = Artifact(manifest, [c for c, _ in parsed], [e for _, e in parsed], file_imports, edges)
+    # Fast path: an artifact as the engines write it is already the canonical rendering of what
+    # it parses to, so hashing its own body bytes gives the checksum without rendering it again.
+    # Anything else (other spacing, CRLF, extra keys) takes the full re-rendering below; both
+    # paths accept exactly the same artifacts.
+    as_sent = hashlib.sha256(artifact._manifest_line(""))
+    as_sent.update(raw[raw.index(b"\n") + 1:])
+    if as_sent.hexdigest() == manifest.checksum:
+        return artifact
     recomputed = artifact.computed_checksum()
     if recomputed != manifest.checksum:
         raise ArtifactError(f"checksum mismatch: manifest says {manifest.checksum}, recomputed {recomputed}")
