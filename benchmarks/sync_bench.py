@@ -37,7 +37,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 CPU: dict[str, list[float]] = {}
 
 
