@@ -502,31 +502,85 @@ def verify(root: Path, host: PluginHost, *, commit: str | None = None) -> str:
     return f"verify OK: {repo_id}@{sha}\n  checksum : {rebuilt}\n"
 
 
-def verify_checksum_only(root: Path) -> str:
-    """No network: the installed store's bytes against the SHA-256 recorded when it was pulled."""
-    root = Path(root)
+def _checksum_verdict(root: Path, label: str) -> tuple[SyncMarker, str | None]:
+    """(marker, the installed store's SHA-256) or (marker, None) when no install checksum was recorded.
+
+    Raises the `verify FAILED (checksum-only)` report when the bytes differ.
+    """
     marker = load_marker(root)
     if marker is None:
-        raise CceError("nothing to verify for this store: no `.cce/synced.json` marker (not a pulled store)")
+        raise CceError(f"nothing to verify for {label}: no `.cce/synced.json` marker (not a pulled store)")
     if marker.installed_sha256 is None:
-        return f"verify (checksum-only): {marker.repo_id}@{marker.sha}: {NO_RECORD_NOTICE}\n"
+        return marker, None
     store = default_store_path(root)
     try:
         actual = hashlib.sha256(store.read_bytes()).hexdigest()
     except OSError as exc:
-        raise CceError(f"verify FAILED (checksum-only) for this store ({marker.repo_id}@{marker.sha})\n  the pulled "
+        raise CceError(f"verify FAILED (checksum-only) for {label} ({marker.repo_id}@{marker.sha})\n  the pulled "
                        f"store could not be read: {exc}\n  Re-pull it with `cce sync pull --force`.") from exc
     if actual != marker.installed_sha256:
         raise CceError(
-            f"verify FAILED (checksum-only) for this store ({marker.repo_id}@{marker.sha})\n"
+            f"verify FAILED (checksum-only) for {label} ({marker.repo_id}@{marker.sha})\n"
             f"  expected : {marker.installed_sha256}\n  actual   : {actual}\n"
             "  The pulled store does not match the bytes recorded at pull time — corruption or local modification of "
             "the store. Re-pull with `cce sync pull --force`.\n  (Checksum-only detects corruption, not a malicious "
             "build — true `artifact == build(sha)` verification needs the source and stays with the "
             "source-holders/CI: `cce sync verify`.)")
-    return f"verify OK (checksum-only): {marker.repo_id}@{marker.sha}\n  checksum : {actual}\n"
+    return marker, actual
+
+
+def verify_checksum_only(root: Path) -> str:
+    """No network: each installed store's bytes against the SHA-256 recorded when it was pulled.
+
+    At a workspace root (a consumer-mode directory, say) every member is
+    checked; elsewhere the root's own store.
+    """
+    from cce_core.workspace.manifest import load_manifest, manifest_path
+
+    root = Path(root)
+    if not Path(manifest_path(root)).is_file():
+        marker, actual = _checksum_verdict(root, "this store")
+        if actual is None:
+            return f"verify (checksum-only): {marker.repo_id}@{marker.sha}: {NO_RECORD_NOTICE}\n"
+        return f"verify OK (checksum-only): {marker.repo_id}@{marker.sha}\n  checksum : {actual}\n"
+    rows: list[str] = []
+    verified = unrecorded = 0
+    for member in load_manifest(root).members:
+        marker, actual = _checksum_verdict(root / member.path, f"member `{member.name}`")
+        if actual is None:
+            rows.append(f"  {member.name:<16} {NO_RECORD_NOTICE}\n")
+            unrecorded += 1
+        else:
+            rows.append(f"  {member.name:<16} {marker.repo_id}@{marker.sha}  ({short_checksum(actual)})\n")
+            verified += 1
+    plural = "" if verified == 1 else "s"
+    header = (f"verify OK (checksum-only): {verified} member{plural}" if not unrecorded else
+              f"verify OK (checksum-only): {verified} member{plural} verified · {unrecorded} without a recorded "
+              "install checksum (re-pull to enable)")
+    return header + "\n" + "".join(rows)
 
 
 def progress_to_stderr(message: str) -> None:
     sys.stderr.write(message + "\n")
     sys.stderr.flush()
+
+
+# --------------------------------------------------------------------------- pieces for workspaces
+
+
+def publish_artifact(remote: GitRemote, root: Path, host: PluginHost, repo_id: str, sha: str, branch: str, *,
+                     progress: Callable[[str], None] | None = None) -> Pushed:
+    """Rebuild ``root``, publish its artifact as ``repo_id@sha`` and advance ``refs/<branch>``, in one commit.
+
+    These are the steps of :func:`push` that follow the checks about the
+    checkout as a whole (clean tree, HEAD, branch): a workspace push makes
+    those checks once at its root and then runs this once per member.
+    """
+    _refuse_foreign_store(root)
+    if progress is not None:
+        progress(f"rebuilding index for {sha}")
+    raw = export_artifact(build_for_push(root, host), repo_id, sha, pack_module_suffixes(host))
+    artifact = import_artifact(raw)  # the checksum as a puller will compute it
+    key = code_artifact_key(repo_id, sha)
+    remote.put_many([(key, raw), (ref_key(repo_id, branch), f"{sha}\n".encode())])
+    return Pushed(repo_id, sha, key, artifact.manifest.checksum)

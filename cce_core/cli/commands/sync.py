@@ -1,4 +1,8 @@
-"""``cce sync init|push|pull|list|status|verify``: share prebuilt indexes through a git remote."""
+"""``cce sync init|push|pull|list|status|verify``: share prebuilt indexes through a git remote.
+
+``push --workspace`` and ``pull --workspace`` fan out over a workspace's members; ``pull --all --into DIR``
+is consumer mode (every repo of the cache as a member of a workspace at DIR).
+"""
 
 from __future__ import annotations
 
@@ -44,13 +48,28 @@ def init(
 def push(
     commit: Annotated[str | None, typer.Option("--commit", help="Assert the sha being published (must be HEAD).")]
     = None,
+    workspace: Annotated[bool, typer.Option("--workspace", help="Push every workspace member (each as "
+                                                                "<repo_id>__<member>) and publish the workspace "
+                                                                "manifest and member graph.")] = False,
     dir_: DirOption = Path("."),
 ) -> None:
     """Build the working tree at HEAD and publish its artifact (refuses a dirty tree)."""
     from cce_core.cli.shared import command_host
     from cce_core.sync import service
 
+    if workspace:
+        if commit is not None:
+            # A workspace push always publishes HEAD; accepting --commit would suggest otherwise.
+            raise click.UsageError("--commit cannot be used with --workspace")
+        from cce_core.sync import workspaces
+
+        _write(workspaces.push_workspace(dir_, command_host(), progress=service.progress_to_stderr))
+        return
     _write(service.push(dir_, command_host(), commit=commit, progress=service.progress_to_stderr).report())
+
+
+# The flags consumer mode cannot combine with: it picks each repo's own latest sha into --into.
+_NOT_WITH_ALL = ("--commit", "--latest", "--force", "--workspace", "--dir", "--ref")
 
 
 @sync_app.command("pull")
@@ -60,16 +79,46 @@ def pull(
     ref: Annotated[str | None, typer.Option("--ref", help="With --latest: the pointer to follow (default: "
                                                          "sync.ref, else main).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a local cache pulled at another sha.")] = False,
-    dir_: DirOption = Path("."),
+    workspace: Annotated[bool, typer.Option("--workspace", help="Pull every workspace member from its own cache "
+                                                                "and install the published workspace metadata.")]
+    = False,
+    all_: Annotated[bool, typer.Option("--all", help="Consumer mode: pull every repo in the cache into a "
+                                                     "workspace under --into.")] = False,
+    into: Annotated[Path | None, typer.Option("--into", help="With --all: the workspace directory to create or "
+                                                             "refresh.")] = None,
+    remote: Annotated[str | None, typer.Option("--remote", help="With --all: the cache URL (default: the --into "
+                                                               "directory's sync.remote).")] = None,
+    dir_: Annotated[Path | None, typer.Option("--dir", help="Project directory (default: .).")] = None,
 ) -> None:
     """Install a prebuilt index from the remote (default: the artifact of HEAD)."""
-    from cce_core.sync import service
+    if all_:
+        given = dict(zip(_NOT_WITH_ALL, (commit is not None, latest, force, workspace, dir_ is not None,
+                                         ref is not None), strict=True))
+        for flag, present in given.items():
+            if present:
+                raise click.UsageError(f"--all cannot be used with {flag}")
+        if into is None:
+            raise click.UsageError("--all requires --into")
+        from cce_core.sync import workspaces
 
+        _write(workspaces.pull_all(into, remote_url=remote))
+        return
+    for flag, value in (("--into", into), ("--remote", remote)):
+        if value is not None:
+            raise click.UsageError(f"{flag} requires --all")
     if latest and commit is not None:
         raise click.UsageError("--latest cannot be used with --commit")
     if ref is not None and not latest:
         raise click.UsageError("--ref requires --latest")
-    _write(service.pull(dir_, commit=commit, latest=latest, ref=ref, force=force).report())
+    root = dir_ if dir_ is not None else Path(".")
+    if workspace:
+        from cce_core.sync import workspaces
+
+        _write(workspaces.pull_workspace(root, commit=commit, latest=latest, ref=ref, force=force))
+        return
+    from cce_core.sync import service
+
+    _write(service.pull(root, commit=commit, latest=latest, ref=ref, force=force).report())
 
 
 @sync_app.command("list")
