@@ -8,14 +8,22 @@ this module stays below the adapters. The files it touches (``.mcp.json``,
 ``CLAUDE.md`` and, in a git checkout, ``.gitignore``) are merged, never
 clobbered, and a second run leaves every one of them byte-identical: the
 other engines of the family write the very same bytes.
+
+With a CCE Sync remote (``--remote URL``, or ``sync.remote`` already in the
+project's config) the index is pulled instead of built: a team that publishes
+its index from CI gets a fresh one in seconds. A remote the user names on the
+command line must work, or the step fails and leaves the project as it was; a
+remote that is merely configured is a convenience, so when it cannot deliver,
+the index is built locally as it would be without one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +62,9 @@ _GITIGNORE_COVERED = frozenset({".cce/*", ".cce", ".cce/", "/.cce", "/.cce/"})
 IndexBuilder = Callable[[Path], tuple[int, int]]
 """Builds the local index of a directory; returns (files indexed, chunks)."""
 
+# The report line of an index that came from the sync remote (the family's text).
+PULLED_INDEX_LINE = "index     : pulled from sync remote (cce sync pull --latest)"
+
 
 @dataclass
 class InitResult:
@@ -62,6 +73,8 @@ class InitResult:
     mcp_json: str
     claude_md: str
     gitignore: str | None
+    # `warning: ...` lines for stderr: what went wrong on the way to a result that still stands.
+    warnings: list[str] = field(default_factory=list)
 
     def report(self) -> str:
         mode = " (workspace)" if self.workspace else ""
@@ -236,23 +249,132 @@ def write_agent_files(directory: str, workspace: bool) -> tuple[str, str, str | 
 
 
 def init_project(directory: str, agent: str, build_local: IndexBuilder,
-                 build_workspace: IndexBuilder | None = None) -> InitResult:
-    """Index ``directory`` and wire it up for ``agent``; see :meth:`InitResult.report`.
+                 build_workspace: IndexBuilder | None = None, *, remote: str | None = None,
+                 force: bool = False) -> InitResult:
+    """Index ``directory`` (or pull its index) and wire it up for ``agent``; see :meth:`InitResult.report`.
 
     ``build_workspace`` indexes every member of a workspace; without one, a
-    workspace cannot be initialised.
+    workspace cannot be initialised. ``remote`` configures that sync remote and
+    pulls from it (failure is fatal); without it, a remote already configured
+    is tried first and a local build follows if it fails. ``force`` lets the
+    pull replace a store pulled at another sha.
     """
     check_request(directory, agent)
     workspace = is_workspace(directory)
-    if workspace:
-        if build_workspace is None:
-            raise CceError(f"{_display(directory, WORKSPACE_MANIFEST)} makes this a workspace, but this cce has "
-                           "no workspace support (cce_core.workspace is missing) — remove the manifest to set up "
-                           "a single project")
+    if workspace and build_workspace is None:
+        raise CceError(f"{_display(directory, WORKSPACE_MANIFEST)} makes this a workspace, but this cce has "
+                       "no workspace support (cce_core.workspace is missing) — remove the manifest to set up "
+                       "a single project")
+    warnings: list[str] = []
+    index_line = _index_from_sync(Path(directory), remote, force, workspace, warnings)
+    if index_line is None and workspace:
+        assert build_workspace is not None
         files, chunks = build_workspace(Path(directory))
+        _forget_member_pulls(Path(directory))
         index_line = f"index     : built {chunks} chunk(s) from {files} file(s) across the workspace"
-    else:
+    elif index_line is None:
         files, chunks = build_local(Path(directory))
+        _forget_pull(Path(directory))
         index_line = f"index     : built {chunks} chunk(s) from {files} file(s)"
     mcp_json, claude_md, gitignore = write_agent_files(directory, workspace)
-    return InitResult(workspace, index_line, mcp_json, claude_md, gitignore)
+    return InitResult(workspace, index_line, mcp_json, claude_md, gitignore, warnings)
+
+
+# --------------------------------------------------------------------------- the index from a sync remote
+
+
+def pull_latest(root: Path, *, force: bool, workspace: bool) -> None:
+    """``cce sync pull --latest`` for ``root``: its own store, or every member's when it is a workspace.
+
+    Shared by ``cce init`` and the MCP server's start-up pull, so both install
+    exactly what the sync command would. ``force`` passes the overwrite guard
+    (a store already pulled at another sha).
+    """
+    if workspace:
+        from cce_core.sync.workspaces import pull_workspace
+
+        pull_workspace(root, latest=True, force=force)
+    else:
+        from cce_core.sync.service import pull
+
+        pull(root, latest=True, force=force)
+
+
+def _forget_pull(root: Path) -> None:
+    from cce_core.sync.service import forget_pull
+
+    forget_pull(root)
+
+
+def _forget_member_pulls(root: Path) -> None:
+    """:func:`_forget_pull` for every member of the workspace at ``root`` (each has its own store)."""
+    from cce_core.workspace.manifest import load_manifest
+
+    for member in load_manifest(root).members:
+        _forget_pull(root / member.path)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip(UNICODE_WHITESPACE)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _index_from_sync(root: Path, remote: str | None, force: bool, workspace: bool,
+                     warnings: list[str]) -> str | None:
+    """The index line of a pull, or None when the index is to be built locally.
+
+    An explicit ``remote`` is configured (git-LFS on, as ``cce sync init``
+    does by default) and pulled from; either step failing raises and puts
+    ``.cce/config`` back as it was, so a retry with a corrected URL starts
+    clean and a later plain ``cce init`` does not keep trying a URL that never
+    worked. A remote that is only configured is tried, and any failure is a
+    warning followed by the local build.
+    """
+    from cce_core.sync.service import init as sync_init
+    from cce_core.sync.settings import load_sync_settings
+
+    if remote is not None and not remote.strip(UNICODE_WHITESPACE):
+        raise CceError("--remote needs the URL of a sync remote (a git repository)")
+    if remote is None:
+        if not load_sync_settings(root, warn=lambda message: warnings.append(f"warning: {message}")).remote:
+            return None
+        try:
+            pull_latest(root, force=force, workspace=workspace)
+        except Exception as exc:  # any failure: the local build below is what `cce init` promises
+            warnings.append(f"warning: sync pull failed: {_first_line(exc)} — built the index locally instead")
+            return None
+        return PULLED_INDEX_LINE
+    with _config_restored_on_failure(root):
+        sync_init(root, remote, lfs=True)  # its report is not shown: the init report says what happened
+        try:
+            pull_latest(root, force=force, workspace=workspace)
+        except (CceError, OSError) as exc:
+            raise CceError(f"sync pull failed: {_first_line(exc)}") from exc
+    return PULLED_INDEX_LINE
+
+
+@contextlib.contextmanager
+def _config_restored_on_failure(root: Path) -> Iterator[None]:
+    """Put ``.cce/config`` (and a ``.cce`` directory this step created) back as they were if the body raises."""
+    from cce_core.foundation.atomic import atomic_write
+    from cce_core.foundation.config import config_path
+
+    path = config_path(root)
+    had_dir = path.parent.exists()
+    try:
+        before: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        before = None
+    except OSError as exc:
+        raise CceError(f"could not read {path}: {exc.strerror or exc}") from exc
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if before is not None:
+                atomic_write(path, before)
+            else:
+                path.unlink(missing_ok=True)
+                if not had_dir:
+                    path.parent.rmdir()  # only when empty: a failed pull leaves nothing else behind
+        raise

@@ -13,6 +13,12 @@ the members' stores, assembled once per ``package`` scope by
 :mod:`cce_core.workspace.federation` and reassembled when any in-scope member store
 changes on disk; every search event goes to the workspace root's log.
 
+With a CCE Sync remote configured and ``sync.auto_pull: true``, the session
+pulls the remote's latest index once before it is served
+(:meth:`SessionState.warm_via_sync`), so an agent starts on the team's CI-built
+index without anyone indexing. That pull is strictly best effort: the server
+must come up on whatever index is local, whatever the remote does.
+
 The tools (:mod:`cce_core.agents.mcp_tools`) read and update this state; the
 server (:mod:`cce_core.agents.mcp_server`) adds tool dispatch and the stdio
 transport on top, so the state never has to know the tools.
@@ -150,6 +156,38 @@ class SessionState:
         self._views: dict[tuple[str, str, str], str] = {}
         self._cache: tuple[Fingerprint, LoadedIndex] | None = None
         self._workspace_cache: dict[tuple[str, ...] | None, tuple[WorkspaceKey, WorkspaceBundle]] = {}
+
+    # -- start-up ----------------------------------------------------------
+
+    def warm_via_sync(self) -> str | None:
+        """Pull the latest index when ``sync.remote`` is set and ``sync.auto_pull`` is on; never raises.
+
+        Called before serving, so the first tool call already sees the pulled
+        store. The pull never forces: a store pulled at another sha is the
+        user's to replace (``cce sync pull --latest --force``), and the guard
+        simply turns the pull into a no-op. A workspace pulls every member.
+        Anything the pull would print is swallowed: stdout is the protocol
+        stream. Returns one ``warning:`` line when a pull was due but failed
+        (for stderr), else None.
+        """
+        import contextlib
+        import io
+
+        sink = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                from cce_core.agents.init_files import pull_latest
+                from cce_core.sync.settings import load_sync_settings
+
+                settings = load_sync_settings(self.root, warn=lambda _message: None)
+                if not (settings.remote and settings.auto_pull):
+                    return None
+                pull_latest(self.root, force=False, workspace=self.workspace)
+        except Exception as exc:  # whatever goes wrong, the local index is served
+            text = str(exc).strip()
+            first = text.splitlines()[0] if text else type(exc).__name__
+            return f"warning: sync auto-pull failed: {first} — serving the local index"
+        return None
 
     # -- configuration and plugins --------------------------------------
 

@@ -20,8 +20,11 @@ from typing import TYPE_CHECKING, Any
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cce_core.agents.mcp_session import LoadedIndex, SessionState
     from cce_core.indexing.chunker import Chunk
+    from cce_core.sync.settings import SyncSettings
 
 ToolResult = tuple[str, bool]
 
@@ -478,11 +481,53 @@ def keyword_only_search(loaded: LoadedIndex, query: str, top_k: int) -> list[Any
             for rank, idx in enumerate(order[:top_k], start=1)]
 
 
-FRESHNESS_LINES = [
-    # Indexes are only ever built locally by this engine so far (no sync pull yet).
-    "  source  : local (built by cce index)",
-    "  remote  : (no sync remote configured — pure local)",
-]
+LOCAL_SOURCE = "local (built by cce index)"
+NO_REMOTE_LINE = "  remote  : (no sync remote configured — pure local)"
+BEHIND_LINE = "  behind remote: yes — run `cce sync pull --latest`"
+UNKNOWN_LATEST = "-"  # the remote could not be asked (offline, no pointer yet, no repo id)
+SHORT_SHA = 12
+
+
+def freshness_lines(root: Path) -> list[str]:
+    """Where the served index came from and whether the sync remote has a newer one.
+
+    ``source`` says pulled (with the sha ``.cce/synced.json`` records) or
+    built locally. Without a sync remote that is all, and nothing touches the
+    network. With one, the remote's latest ``main`` pointer is read; any
+    failure there degrades to ``-`` / ``no`` (SPEC-SYNC-KNOWLEDGE §4.4: the
+    code freshness lines are best effort and offline-safe), because
+    ``index_status`` must always answer. ``behind remote`` is ``yes`` only
+    when both shas are known and differ.
+    """
+    from cce_core.sync.service import load_marker
+    from cce_core.sync.settings import load_sync_settings
+
+    marker = load_marker(root)
+    source = f"pulled via cce sync (sha {marker.sha[:SHORT_SHA]})" if marker is not None else LOCAL_SOURCE
+    lines = [f"  source  : {source}"]
+    # A malformed config is reported by the commands that act on it; a status answer stays quiet.
+    settings = load_sync_settings(root, warn=lambda _message: None)
+    if not settings.remote:
+        return [*lines, NO_REMOTE_LINE]
+    latest = _remote_latest(root, settings)
+    behind = marker is not None and latest is not None and marker.sha != latest
+    lines.append(f"  remote latest: {latest[:SHORT_SHA] if latest is not None else UNKNOWN_LATEST}")
+    lines.append(BEHIND_LINE if behind else "  behind remote: no")
+    return lines
+
+
+def _remote_latest(root: Path, settings: SyncSettings) -> str | None:
+    """The sha the remote's ``main`` pointer names, or None when it cannot be read for any reason."""
+    from cce_core.sync.identity import DEFAULT_REF, resolve_repo_id
+    from cce_core.sync.service import open_remote, read_pointer
+
+    try:
+        repo_id = resolve_repo_id(root, settings)
+        # Reads only: no git-LFS set-up, which would commit to the cache.
+        sha = read_pointer(open_remote(settings, lfs=False), repo_id, DEFAULT_REF)
+    except Exception:  # offline, clone failure, busy clone, bad id: the answer is "unknown"
+        return None
+    return sha or None
 
 
 def index_status(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
@@ -508,7 +553,7 @@ def index_status(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
         *(f"    {lang:<12}: {by_language[lang]}" for lang in sorted(by_language)),
         "  by kind:",
         *(f"    {kind:<22}: {by_kind[kind]}" for kind in sorted(by_kind)),
-        *FRESHNESS_LINES,
+        *freshness_lines(session.root),
     ]
     return "\n".join(lines) + "\n", False
 
@@ -533,7 +578,7 @@ def _index_status_workspace(session: SessionState) -> ToolResult:
     lines.append(f"  totals  : files {sum(s.files for s in stats)}, chunks {sum(s.chunks for s in stats)}")
     lines.append(f"  edges ({len(edges)}):")
     lines += [f"    {e.source} -> {e.target} (via {e.via})" for e in edges]
-    lines += FRESHNESS_LINES
+    lines += freshness_lines(session.root)
     return "\n".join(lines) + "\n", False
 
 

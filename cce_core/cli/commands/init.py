@@ -1,4 +1,4 @@
-"""``cce init [DIR] [--agent claude] [--force]``: index a project and wire it up for Claude Code."""
+"""``cce init [DIR] [--agent claude] [--remote URL] [--force]``: index a project and wire it up for Claude Code."""
 
 from __future__ import annotations
 
@@ -16,15 +16,22 @@ def register(app: Any) -> None:
 def init(
     directory: Annotated[str, typer.Argument(help="Project directory to set up (default: .).")] = ".",
     agent: Annotated[str, typer.Option(help="The agent to configure; only claude (Claude Code) for now.")] = "claude",
+    remote: Annotated[
+        str | None, typer.Option(help="Pull the CI-built index from this CCE Sync remote instead of indexing "
+                                      "locally (configures it, like cce sync init).")
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Force the index refresh when it is pulled from a sync remote.")
     ] = False,
 ) -> None:
-    """Build the index, register `cce mcp` in .mcp.json and add the guidance block to CLAUDE.md."""
+    """Build (or pull) the index, register `cce mcp` in .mcp.json and add the guidance block to CLAUDE.md."""
     from cce_core.agents.init_files import check_request, init_project
 
     check_request(directory, agent)  # before plugin discovery, so a typo fails fast
-    result = init_project(directory, agent, _build_local_index, _workspace_builder())
+    result = init_project(directory, agent, _build_local_index, _workspace_builder(), remote=remote, force=force)
+    for warning in result.warnings:
+        sys.stderr.write(warning + "\n")
+    sys.stderr.flush()
     sys.stdout.write(result.report())
 
 

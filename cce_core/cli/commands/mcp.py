@@ -20,11 +20,23 @@ def mcp(
                                                "(--store is ignored).")
     ] = False,
 ) -> None:
-    """Run the MCP server on stdin/stdout: context_search and eight more tools for an agent."""
+    """Run the MCP server on stdin/stdout: context_search and eight more tools for an agent.
+
+    With `sync.auto_pull: true` and a sync remote configured, the latest
+    index is pulled first (best effort: a failure is one stderr line, and the
+    local index is served).
+    """
+    import sys
+
     from cce_core.agents.mcp_server import McpSession, serve_stdio
     from cce_core.foundation.errors import CceError
 
     root = dir_ if dir_ is not None else Path(".")
     if not root.is_dir():
         raise CceError(f"no such directory: {root}")
-    serve_stdio(McpSession(root, None if workspace else store, workspace=workspace))
+    session = McpSession(root, None if workspace else store, workspace=workspace)
+    warning = session.warm_via_sync()
+    if warning is not None:
+        sys.stderr.write(warning + "\n")
+        sys.stderr.flush()
+    serve_stdio(session)
