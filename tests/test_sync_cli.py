@@ -377,3 +377,16 @@ def test_kill_during_push_and_pull_never_corrupts(env: dict[str, str], tmp_path:
     assert search_rows(env, consumer) != good  # it moved to the new commits
     ok(cce(env, src, "sync", "verify"))
     assert git(env, tmp_path, "--git-dir", str(tmp_path / "cache.git"), "fsck", "--no-progress") == ""
+
+
+def test_a_local_index_after_a_pull_drops_the_pull_marker(env: dict[str, str], tmp_path: Path, published) -> None:
+    url, src, sha = published
+    consumer = tmp_path / "consumer"
+    git(env, tmp_path, "clone", "-q", str(src), str(consumer))
+    ok(cce(env, consumer, "sync", "init", "--remote", url, "--no-lfs", "--repo-id", "example.com__acme__demo"))
+    ok(cce(env, consumer, "sync", "pull"))
+    assert f"local cache   : {sha} (" in ok(cce(env, consumer, "sync", "status"))
+    ok(cce(env, consumer, "index", "."))
+    # The store is a local build now: no marker claims otherwise, and a pull of another sha needs no --force.
+    assert not (consumer / ".cce" / "synced.json").exists()
+    assert "local cache   : (none pulled yet)" in ok(cce(env, consumer, "sync", "status"))

@@ -81,6 +81,11 @@ def index_one(directory: Path, store_path: Path, host: PluginHost, embedder: Emb
     with progress_bar(label) as progress:
         data, stats = index_directory(directory, store_path, host, embedder, protect_secrets=protect_secrets,
                                       progress=progress)
+    if store_path.resolve() == default_store_path(directory).resolve():
+        # The directory's own store is now a local build: a pull marker no longer describes it.
+        from cce_core.sync.service import forget_pull
+
+        forget_pull(directory)
     if log_metrics:
         log_index_event(event_dir or directory, store_path, data.embedder or embedder.name, stats)
     return data, stats

@@ -130,6 +130,20 @@ def load_marker_strict(root: Path) -> SyncMarker | None:
     return marker
 
 
+def forget_pull(root: Path) -> None:
+    """Drop ``.cce/synced.json`` once a local build has replaced the store it described.
+
+    Left behind, it would make ``index_status`` report the local build as
+    pulled at the old sha, and arm the pull's overwrite guard for a store that
+    is no longer the pulled one.
+    """
+    path = marker_path(root)
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise CceError(f"could not remove the stale sync marker {path}: {exc.strerror or exc}") from exc
+
+
 # --------------------------------------------------------------------------- the remote
 
 
