@@ -547,10 +547,15 @@ def test_artifact_to_store_refuses_foreign_artifacts(base_bytes, embedder):
 def test_the_one_call_parse_of_a_canonical_artifact_equals_the_line_by_line_parse(samples_store, suffixes):
     from cce_core.sync.artifact import _parse_chunks
 
-    lines = export_artifact(samples_store, "cce/demo", "0" * 40, suffixes).decode("utf-8").split("\n")[1:-2]
-    assert _parse_chunks(lines, canonical=True) == _parse_chunks(lines, canonical=False)
+    lines = export_artifact(samples_store, "cce/demo", "0" * 40, suffixes).split(b"\n")[1:-2]
+    fast = _parse_chunks(lines, canonical=True, body=b"\n".join(lines))
+    assert fast == _parse_chunks(lines, canonical=False) and len(fast) == 21
     # Two objects on one line and an object spread over two keep the count but not the segmentation:
     # only the line-by-line parse is used then, and it names the bad line.
-    merged = [lines[0] + "," + lines[1], "{}"]
+    merged = [lines[0] + b"," + lines[1], b"{}"]
     with pytest.raises(ArtifactError, match="bad chunk JSON"):
-        _parse_chunks(merged, canonical=True)
+        _parse_chunks(merged, canonical=True, body=b"\n".join(merged))
+    # A canonical stream whose embedding is not the canonical spelling still gets the exact message.
+    bad = [lines[0].replace(b'"embedding":"', b'"embedding":"!', 1)]
+    with pytest.raises(ArtifactError, match="bad embedding base64"):
+        _parse_chunks(bad, canonical=True, body=bad[0])
