@@ -356,26 +356,35 @@ class Pulled:
                 f"  store    : {self.store}\n  tree     : {self.tree}\n")
 
 
+def pull_target(root: Path, remote: GitRemote, repo_id: str, settings: SyncSettings, *, commit: str | None,
+                latest: bool, ref: str | None) -> tuple[str, str | None]:
+    """(the sha to pull, the ref to name in the report): ``--commit``, else ``--latest``, else HEAD."""
+    if commit is not None:
+        return commit, None
+    if latest:
+        return resolve_latest(remote, repo_id, settings, ref)
+    head = head_sha(root)
+    if head is None:
+        raise CceError("cannot determine HEAD sha — pass --commit <sha> or --latest")
+    return head, None
+
+
+def guard_overwrite(root: Path, sha: str, what: str) -> None:
+    """Refuse to replace a store pulled at another sha (``--force`` skips this); ``what`` names it in the error."""
+    marker = load_marker_strict(root)
+    if marker is not None and marker.sha != sha:
+        raise CceError(f"{what} is at {marker.sha} but you are pulling {sha}. Pass --force to overwrite.")
+
+
 def pull(root: Path, *, commit: str | None = None, latest: bool = False, ref: str | None = None,
          force: bool = False) -> Pulled:
     root = Path(root)
     settings = load_sync_settings(root)
     remote = open_remote(settings)
     repo_id = resolve_repo_id(root, settings)
-    noted: str | None = None
-    if commit is not None:
-        sha = commit
-    elif latest:
-        sha, noted = resolve_latest(remote, repo_id, settings, ref)
-    else:
-        head = head_sha(root)
-        if head is None:
-            raise CceError("cannot determine HEAD sha — pass --commit <sha> or --latest")
-        sha = head
+    sha, noted = pull_target(root, remote, repo_id, settings, commit=commit, latest=latest, ref=ref)
     if not force:
-        marker = load_marker_strict(root)
-        if marker is not None and marker.sha != sha:
-            raise CceError(f"local cache is at {marker.sha} but you are pulling {sha}. Pass --force to overwrite.")
+        guard_overwrite(root, sha, "local cache")
     artifact = install_artifact(root, remote.get(code_artifact_key(repo_id, sha)))
     head = head_sha(root)
     if head is None:

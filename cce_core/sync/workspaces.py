@@ -37,7 +37,6 @@ from cce_core.sync.identity import (
     CODE_KEY_ROOT,
     DEFAULT_REF,
     code_artifact_key,
-    head_sha,
     member_repo_id,
     push_branch,
     repo_prefix,
@@ -48,15 +47,15 @@ from cce_core.sync.identity import (
 )
 from cce_core.sync.remote import GitRemote
 from cce_core.sync.service import (
+    guard_overwrite,
     install_artifact,
     load_marker,
-    load_marker_strict,
     open_remote,
     publish_artifact,
+    pull_target,
     push_sha,
     read_pointer,
     ref_names,
-    resolve_latest,
     short_checksum,
 )
 from cce_core.sync.settings import (
@@ -307,21 +306,9 @@ def pull_workspace(root: Path, *, commit: str | None = None, latest: bool = Fals
     out.extend(warnings)
     for m, repo_id in zip(manifest.members, repo_ids, strict=True):
         member_dir = root / m.path
-        noted: str | None = None
-        if commit is not None:
-            sha = commit
-        elif latest:
-            sha, noted = resolve_latest(remote, repo_id, settings, ref)
-        else:
-            head = head_sha(member_dir)
-            if head is None:
-                raise CceError("cannot determine HEAD sha — pass --commit <sha> or --latest")
-            sha = head
+        sha, noted = pull_target(member_dir, remote, repo_id, settings, commit=commit, latest=latest, ref=ref)
         if not force:
-            marker = load_marker_strict(member_dir)
-            if marker is not None and marker.sha != sha:
-                raise CceError(f"workspace member `{m.name}` local cache is at {marker.sha} but you are pulling "
-                               f"{sha}. Pass --force to overwrite.")
+            guard_overwrite(member_dir, sha, f"workspace member `{m.name}` local cache")
         artifact = install_artifact(member_dir, remote.get(code_artifact_key(repo_id, sha)))
         note = f"  (ref {noted})" if noted else ""
         out.append(f"  {m.name:<16} {sha}  chunks {artifact.manifest.chunk_count}  "
