@@ -390,3 +390,22 @@ def test_a_local_index_after_a_pull_drops_the_pull_marker(env: dict[str, str], t
     # The store is a local build now: no marker claims otherwise, and a pull of another sha needs no --force.
     assert not (consumer / ".cce" / "synced.json").exists()
     assert "local cache   : (none pulled yet)" in ok(cce(env, consumer, "sync", "status"))
+
+
+def test_status_answers_quickly_while_another_process_holds_the_clone(env: dict[str, str], tmp_path: Path,
+                                                                     published) -> None:
+    import fcntl
+
+    from cce_core.sync.identity import remote_slug
+
+    url, src, sha = published
+    lock = Path(env["CCE_HOME"]) / "sync" / f"{remote_slug(url)}.lock"  # the clone's lock, beside the clone
+    assert lock.exists()
+    with open(lock, "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        started = time.monotonic()
+        status = ok(cce(env, src, "sync", "status"))
+        elapsed = time.monotonic() - started
+    assert "remote latest : (unreachable: the sync clone lock " in status and "held by another process" in status
+    assert elapsed < 60  # the 5 s status wait, not the 600 s a push would wait
+    assert f"working tree  : {sha}" in status

@@ -519,12 +519,13 @@ def freshness_lines(root: Path) -> list[str]:
 def _remote_latest(root: Path, settings: SyncSettings) -> str | None:
     """The sha the remote's ``main`` pointer names, or None when it cannot be read for any reason."""
     from cce_core.sync.identity import DEFAULT_REF, resolve_repo_id
-    from cce_core.sync.service import open_remote, read_pointer
+    from cce_core.sync.service import STATUS_LOCK_TIMEOUT_SECONDS, open_remote, read_pointer
 
     try:
         repo_id = resolve_repo_id(root, settings)
         # Reads only: no git-LFS set-up, which would commit to the cache.
-        sha = read_pointer(open_remote(settings, lfs=False), repo_id, DEFAULT_REF)
+        sha = read_pointer(open_remote(settings, lfs=False, lock_timeout=STATUS_LOCK_TIMEOUT_SECONDS), repo_id,
+                           DEFAULT_REF)
     except Exception:  # offline, clone failure, busy clone, bad id: the answer is "unknown"
         return None
     return sha or None

@@ -276,13 +276,15 @@ class GitRemote:
     or its last write or :meth:`fetch`; call :meth:`fetch` to look again.
     """
 
-    def __init__(self, url: str, clone_dir: Path, *, lfs: bool) -> None:
+    def __init__(self, url: str, clone_dir: Path, *, lfs: bool, lock_timeout: float | None = None) -> None:
         self.url = url
         # Absolute: git runs with -C here and with the parent as cwd for the clone.
         self.clone_dir = Path(clone_dir).absolute()
         self.lfs = lfs
         self.branch = DEFAULT_BRANCH
-        self._lock = _CloneLock(self.clone_dir.with_name(self.clone_dir.name + ".lock"), LOCK_TIMEOUT_SECONDS)
+        # Read at call time, not bound as a default: the module's wait applies unless a caller asks otherwise.
+        wait = LOCK_TIMEOUT_SECONDS if lock_timeout is None else lock_timeout
+        self._lock = _CloneLock(self.clone_dir.with_name(self.clone_dir.name + ".lock"), wait)
         self._guard = threading.RLock()
         self._depth = 0
         self._fetched = False
@@ -291,13 +293,15 @@ class GitRemote:
     # ----------------------------------------------------------------- opening
 
     @classmethod
-    def open(cls, url: str, clone_dir: Path | str, *, lfs: bool) -> GitRemote:
+    def open(cls, url: str, clone_dir: Path | str, *, lfs: bool, lock_timeout: float | None = None) -> GitRemote:
         """Clone ``url`` into ``clone_dir`` (or heal the clone already there).
 
         With ``lfs`` the cache's ``.gitattributes`` is made to route ``*.cce``
-        through git-LFS; that needs the ``git lfs`` command.
+        through git-LFS; that needs the ``git lfs`` command. ``lock_timeout``
+        is how long to wait for another process using the clone (a status
+        lookup that must answer quickly passes a few seconds).
         """
-        remote = cls(url, Path(clone_dir), lfs=lfs)
+        remote = cls(url, Path(clone_dir), lfs=lfs, lock_timeout=lock_timeout)
         with remote._exclusive():
             remote._prepare_clone()
             remote.branch = remote._current_branch() or DEFAULT_BRANCH

@@ -147,11 +147,15 @@ def forget_pull(root: Path) -> None:
 # --------------------------------------------------------------------------- the remote
 
 
-def open_remote(settings: SyncSettings, *, lfs: bool | None = None) -> GitRemote:
+# A status lookup answers "unknown" rather than wait long for another process using the clone.
+STATUS_LOCK_TIMEOUT_SECONDS = 5.0
+
+
+def open_remote(settings: SyncSettings, *, lfs: bool | None = None, lock_timeout: float | None = None) -> GitRemote:
     if not settings.remote:
         raise CceError(NO_REMOTE)
     return GitRemote.open(settings.remote, working_clone_dir(settings.remote),
-                          lfs=settings.lfs if lfs is None else lfs)
+                          lfs=settings.lfs if lfs is None else lfs, lock_timeout=lock_timeout)
 
 
 def read_pointer(remote: GitRemote, repo_id: str, name: str) -> str | None:
@@ -418,7 +422,8 @@ def status(root: Path) -> str:
     lines.append(f"local cache   : {marker.sha} ({short_checksum(marker.checksum)})" if marker
                  else "local cache   : (none pulled yet)")
     try:
-        sha = read_pointer(open_remote(settings, lfs=False), repo_id, DEFAULT_REF)
+        sha = read_pointer(open_remote(settings, lfs=False, lock_timeout=STATUS_LOCK_TIMEOUT_SECONDS), repo_id,
+                           DEFAULT_REF)
         lines.append(f"remote latest : {sha} (ref {DEFAULT_REF})" if sha else "remote latest : (no pointer yet)")
     except CceError as exc:
         lines.append(f"remote latest : (unreachable: {exc})")
