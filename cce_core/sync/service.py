@@ -26,7 +26,7 @@ from cce_core.sync.artifact import (
     HASH_EMBEDDER,
     Artifact,
     artifact_to_store,
-    export_artifact,
+    build_artifact,
     import_artifact,
     pack_module_suffixes,
 )
@@ -287,16 +287,7 @@ def push(root: Path, host: PluginHost, *, commit: str | None = None,
     sha = push_sha(root, commit)
     repo_id = resolve_repo_id(root, settings)
     branch = push_branch(root, settings)
-    _refuse_foreign_store(root)
-    if progress is not None:
-        progress(f"rebuilding index for {sha}")
-    data = build_for_push(root, host)
-    raw = export_artifact(data, repo_id, sha, pack_module_suffixes(host))
-    artifact = import_artifact(raw)  # the checksum as a puller will compute it
-    key = code_artifact_key(repo_id, sha)
-    # The artifact and the branch pointer travel in one commit, so nobody sees one without the other.
-    remote.put_many([(key, raw), (ref_key(repo_id, branch), f"{sha}\n".encode())])
-    return Pushed(repo_id, sha, key, artifact.manifest.checksum)
+    return publish_artifact(remote, root, host, repo_id, sha, branch, progress=progress)
 
 
 # --------------------------------------------------------------------------- pull
@@ -521,8 +512,7 @@ def verify(root: Path, host: PluginHost, *, commit: str | None = None) -> str:
         expected = marker.checksum
     else:
         expected = import_artifact(open_remote(settings).get(code_artifact_key(repo_id, sha))).manifest.checksum
-    rebuilt = import_artifact(export_artifact(build_for_push(root, host), repo_id, sha,
-                                              pack_module_suffixes(host))).manifest.checksum
+    rebuilt = build_artifact(build_for_push(root, host), repo_id, sha, pack_module_suffixes(host)).manifest.checksum
     if rebuilt != expected:
         raise CceError(f"verify FAILED for {repo_id}@{sha}\n  expected : {expected}\n  rebuilt  : {rebuilt}\n"
                        "The pulled cache does not match a local rebuild (working tree differs from the sha, or the "
@@ -607,8 +597,8 @@ def publish_artifact(remote: GitRemote, root: Path, host: PluginHost, repo_id: s
     _refuse_foreign_store(root)
     if progress is not None:
         progress(f"rebuilding index for {sha}")
-    raw = export_artifact(build_for_push(root, host), repo_id, sha, pack_module_suffixes(host))
-    artifact = import_artifact(raw)  # the checksum as a puller will compute it
+    artifact = build_artifact(build_for_push(root, host), repo_id, sha, pack_module_suffixes(host))
     key = code_artifact_key(repo_id, sha)
-    remote.put_many([(key, raw), (ref_key(repo_id, branch), f"{sha}\n".encode())])
+    # The artifact and the branch pointer travel in one commit, so nobody sees one without the other.
+    remote.put_many([(key, artifact.to_bytes()), (ref_key(repo_id, branch), f"{sha}\n".encode())])
     return Pushed(repo_id, sha, key, artifact.manifest.checksum)
