@@ -615,6 +615,27 @@ def start_pusher(bare: Bare, clone: Path, tag: str, go: Path, first: int, count:
                             start_new_session=True)
 
 
+def live_members_of_process_group(pgid: int) -> list[int]:
+    """Pids in ``pgid`` that are still running (zombies excluded: nobody may reap them here)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # The command name is in parentheses and may hold spaces; fields follow the last ')'.
+            state, _ppid, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, IndexError, ValueError):
+            continue  # the process ended while we looked
+        if int(pgrp) == pgid and state != "Z":
+            members.append(int(stat.parent.name))
+    return members
+
+
+def wait_for_process_group_to_exit(pgid: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while live_members_of_process_group(pgid):
+        assert time.monotonic() < deadline, f"process group {pgid} still running after {timeout} s"
+        time.sleep(0.05)
+
+
 def assert_remote_consistent(bare: Bare) -> list[str]:
     """fsck-clean, every artifact holds its key's bytes, every pointer names a present artifact."""
     fsck = subprocess.run(["git", "-C", str(bare.path), "fsck", "--no-progress", "--no-dangling"],
@@ -659,8 +680,10 @@ def test_kill_9_at_random_moments_leaves_a_healable_clone_and_a_consistent_remot
     go = tmp_path / "go"
     go.touch()
     delays = random.Random(20260711).sample([0.05 * n for n in range(2, 20)], 10)
+    groups: list[int] = []
     for round_, delay in enumerate(delays):
         proc = start_pusher(bare, clone, "killed", go, round_ * 1000, 1000)  # fresh keys every round
+        groups.append(proc.pid)  # start_new_session: the pusher leads its own process group
         time.sleep(delay)
         if round_ % 2:
             # Everything dies at once: git's own lock files stay behind.
@@ -670,9 +693,14 @@ def test_kill_9_at_random_moments_leaves_a_healable_clone_and_a_consistent_remot
             os.kill(proc.pid, signal.SIGKILL)
         proc.communicate()
         assert proc.returncode == -signal.SIGKILL, f"round {round_}: the pusher ended before the kill"
-    # A killed local receive-pack can leave a ref lock in the bare repository
-    # itself; a real server runs its own receive-pack and is never killed with us.
-    for stale in (bare.path / "refs").rglob("*.lock"):
+    # Rounds that killed only cce left git children running; let them finish
+    # before judging what is on disk, or a live lock looks like a stale one.
+    for pgid in groups:
+        wait_for_process_group_to_exit(pgid)
+    # A killed local receive-pack can leave lock files (a ref's, HEAD's,
+    # packed-refs') in the bare repository itself; a real server runs its own
+    # receive-pack and is never killed with us, so clear them as its admin would.
+    for stale in bare.path.rglob("*.lock"):
         stale.unlink()
     survivor = GitRemote.open(bare.url, clone, lfs=False)
     assert git(clone, "status", "--porcelain") == ""
