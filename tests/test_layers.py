@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("plugins", ("cce_core.hookspecs", "cce_core.plugins", "cce_core.default_plugins")),
     ("indexing", ("cce_core.indexing",)),
     ("retrieval", ("cce_core.retrieval",)),
+    ("knowledge", ("cce_core.knowledge",)),
     ("workspace", ("cce_core.workspace",)),
     ("observability", ("cce_core.observability",)),
     ("sync", ("cce_core.sync",)),
