@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("agents", ("cce_core.agents",)),
     ("evaluation", ("cce_core.evaluation",)),
     ("authoring", ("cce_core.authoring",)),
+    ("maintenance", ("cce_core.maintenance",)),
     ("cli", ("cce_core.cli",)),
 ]
 FACADE = "cce_core.api"
