@@ -19,8 +19,11 @@ The names, by what they are for (the hooks themselves are documented in
   ``cce_render_compact`` implementation for a pack), :func:`render_definition`
   (the neutral rule, to call from your own renderer), :class:`CompactChunk`;
 * embedders — :class:`Embedder` (subclass it), :class:`EmbedderError`;
+* document chunkers — :class:`DocumentChunker` (subclass it),
+  :class:`DocumentSection` (what it returns), :data:`RegisterDocumentChunker`;
 * text — :data:`UNICODE_WHITESPACE` (the white-space set the engine family
-  trims, which differs from :meth:`str.strip`'s);
+  trims, which differs from :meth:`str.strip`'s), :func:`estimate_tokens`
+  (``cce.tokens/v1``) and :func:`chunk_id` (the family's content address);
 * errors — :class:`CceError` (shown to the user as one ``error:`` line);
 * testing your plugin — :func:`pack_self_test` (the checks every pack's tests make alike:
   validators, exactly one pack, :data:`ODD_INPUTS` never break it), :func:`validate_plugin`,
@@ -39,12 +42,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from cce_core.foundation.errors import CceError
-from cce_core.foundation.textrules import UNICODE_WHITESPACE
+from cce_core.foundation.textrules import UNICODE_WHITESPACE, chunk_id, estimate_tokens
 from cce_core.hookspecs import (
+    DocumentChunker,
+    DocumentSection,
     Embedder,
     EmbedderError,
     LanguagePack,
     PackExpected,
+    RegisterDocumentChunker,
     RegisterEmbedder,
     RegisterPack,
     hookimpl,
@@ -88,16 +94,21 @@ __all__ = [
     "UNICODE_WHITESPACE",
     "CceError",
     "CompactChunk",
+    "DocumentChunker",
+    "DocumentSection",
     "Embedder",
     "EmbedderError",
     "LanguagePack",
     "PackExpected",
     "PackReport",
     "PluginReport",
+    "RegisterDocumentChunker",
     "RegisterEmbedder",
     "RegisterPack",
     "bare_tree_imports",
+    "chunk_id",
     "chunk_with",
+    "estimate_tokens",
     "hookimpl",
     "imports_by_node_kind",
     "imports_with",

@@ -27,7 +27,7 @@ name raises the minor version (0.2 → 0.3), so a plugin that declares
 ``cce-core>=0.2,<0.3`` keeps working with every release it accepts;
 ``cce_core.api.API_VERSION`` names the series.
 
-The four hooks (the docstring of each is its full contract):
+The five hooks (the docstring of each is its full contract):
 
 * :meth:`~CceHookSpecs.cce_register_packs` — declare :class:`LanguagePack`
   objects. Collected: every implementation is called.
@@ -37,6 +37,9 @@ The four hooks (the docstring of each is its full contract):
   extraction. First result: the first non-``None`` answer wins.
 * :meth:`~CceHookSpecs.cce_render_compact` — render the ``signature`` or
   ``compact`` view of a chunk. First result.
+* :meth:`~CceHookSpecs.cce_register_document_chunkers` — declare
+  :class:`DocumentChunker` objects, which cut documents (not code) into
+  :class:`DocumentSection` records for knowledge ingest. Collected.
 
 Hook names are checked. pluggy registers a ``@hookimpl`` function under any
 name and ignores an unmarked one, so a misspelled hook (``cce_register_pack``)
@@ -302,10 +305,95 @@ class Embedder:
         return f'the "{self.name}" embedder is unavailable'
 
 
+@dataclass(frozen=True)
+class DocumentSection:
+    """One section a :class:`DocumentChunker` cut from a document: the unit knowledge ingest stores and searches.
+
+    * ``chunk_id`` — 16 lowercase hex digits, the engine family's content
+      address: the first 16 hex characters of SHA-256 over
+      ``"{path}:{start_line}:{end_line}:"`` followed by the first 100 bytes of
+      ``content`` in UTF-8, where ``path`` is the document id the chunker was
+      given. Equal inputs must give equal ids.
+    * ``kind`` — what the section is, e.g. its heading text (a chunker's
+      README says which values it uses).
+    * ``name`` — the section's display name, e.g. a breadcrumb of headings.
+    * ``start_line`` / ``end_line`` — 1-based and inclusive, in the document
+      as given; ``end_line >= start_line``.
+    * ``token_count`` — ``cce.tokens/v1`` of ``content``
+      (``cce_core.api.estimate_tokens``).
+    * ``content`` — the section's text, never empty.
+    """
+
+    chunk_id: str
+    kind: str
+    name: str
+    start_line: int
+    end_line: int
+    token_count: int
+    content: str
+
+
+class DocumentChunker:
+    """The base class of every document chunker: cuts one document format into :class:`DocumentSection` records.
+
+    Register an instance with :meth:`CceHookSpecs.cce_register_document_chunkers`.
+    A document chunker serves knowledge ingest (documents beside the code),
+    never the code index: a file inside a code index is cut only by the
+    language pack that claims its extension, and document chunkers take no
+    part in ``pack_set_id``. The engine reads exactly what is declared here:
+
+    * ``name`` — the chunker's name (``markdown``): non-empty, lowercase, a
+      letter then ``a-z``, ``0-9``, ``_``, ``-`` or ``+``; unique among the
+      installed chunkers.
+    * ``formats`` — the format names callers look the chunker up by
+      (knowledge ingest asks ``document_chunker_for("markdown")``):
+      at least one, same spelling rule as ``name``, none claimed by another
+      chunker. By convention a chunker for format ``F`` ships in the
+      distribution ``cce-pack-F``, which is what the engine tells a user to
+      install when no chunker answers for ``F``.
+    * ``extensions`` — the file extensions of the format (``.md``), lowercase
+      with a leading dot, for tools that pick a chunker by file name. They
+      are checked against the other document chunkers only: a language pack
+      may claim the same extension for code indexes.
+    * ``sample`` — optional: a small real document of the format, which
+      ``cce packs --validate`` chunks (see Validation in docs/plugins.md).
+    * :meth:`chunk_document` — required.
+
+    The constructor runs at registration, in every process that lists or
+    validates plugins: keep it cheap, and load a grammar only when
+    :meth:`chunk_document` first needs it. The engine fills ``distribution``
+    (a class default of ``""``) with the distribution that registered the
+    chunker.
+    """
+
+    name: str = ""
+    formats: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
+    sample: str = ""
+    distribution: str = ""
+
+    def chunk_document(self, path: str, content: str, budget: int) -> list[DocumentSection]:
+        """The sections of one document, in document order.
+
+        ``path`` is the document's id: it goes into every ``chunk_id`` and is
+        never opened. ``content`` is the whole document (already redacted by
+        the caller when it redacts). ``budget`` is the section budget in
+        ``cce.tokens/v1`` tokens (knowledge ingest passes
+        ``markdown.max_section_tokens``, 400 by default); how a section over
+        budget is split is the chunker's rule. Empty or blank input gives
+        ``[]``. It must be deterministic and must never crash the process on
+        any text: a chunker over a C parser guards the inputs the parser
+        cannot take.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement chunk_document")
+
+
 # The ``register`` argument of cce_register_packs: ``register(pack)``.
 RegisterPack = Callable[[LanguagePack], None]
 # The ``register`` argument of cce_register_embedders: ``register(name, factory)``.
 RegisterEmbedder = Callable[[str, Callable[[], Embedder]], None]
+# The ``register`` argument of cce_register_document_chunkers: ``register(chunker)``.
+RegisterDocumentChunker = Callable[[DocumentChunker], None]
 
 
 class CceHookSpecs:
@@ -527,4 +615,56 @@ class CceHookSpecs:
             or a search the same way, and ``cce packs`` lists the embedder as
             ``cannot be built``. A factory whose product does not subclass
             :class:`Embedder` is refused with an error naming its class.
+        """
+
+    @hookspec
+    def cce_register_document_chunkers(self, register: RegisterDocumentChunker) -> None:
+        """Declare the document chunkers this plugin ships: call ``register(chunker)`` once per chunker.
+
+        Parameters:
+            register: ``register(chunker: DocumentChunker) -> None``.
+                ``chunker`` is an *instance* of a :class:`DocumentChunker`
+                subclass. It is checked against the chunkers registered
+                before (the type, ``name``, ``formats``, ``extensions`` and a
+                callable ``chunk_document``): one that passes is added, one
+                that fails is left out and its problems are recorded. It raises
+                nothing either way. The engine stamps each chunker's
+                ``distribution`` with the distribution of the plugin that
+                registered it.
+
+        Returns:
+            Nothing; a return value is ignored.
+
+        Called:
+            At most once per plugin host, the first time the host's document
+            chunkers are needed: by knowledge ingest (``cce knowledge
+            index``), by ``cce packs`` and ``cce packs --validate``, by the
+            start-up check of the commands that index or search, and by
+            ``validate_plugin``. Never to cut a file of a code index: there a
+            file is cut by the language pack claiming its extension, or kept
+            as one ``module`` chunk. Register and do nothing else: no grammar
+            loading, no I/O.
+
+        Results:
+            Collected: every implementation is called, each with its own
+            ``register``.
+
+        Order:
+            As for :meth:`cce_register_packs`: registration order (entry
+            points by name), the first registered first, ``trylast`` ones
+            before and ``tryfirst`` ones after the others. When two chunkers
+            claim the same name, format or extension, the one registered
+            first keeps it and the other is rejected with a problem naming
+            both.
+
+        Errors:
+            An exception is caught and reported like one from
+            :meth:`cce_register_packs`: a start-up problem naming the plugin
+            and its distribution; chunkers it registered before raising stay
+            registered. A rejected chunker is a start-up problem too: ``cce
+            packs`` warns, ``cce packs --validate`` and ``validate_plugin``
+            fail, and the commands that index or search refuse to run with
+            that line. An exception from :meth:`DocumentChunker.chunk_document`
+            is the caller's to report (knowledge ingest stops and writes
+            nothing).
         """

@@ -1,4 +1,4 @@
-"""What is installed: every plugin with its distribution, version and hooks, its packs and its embedders.
+"""What is installed: every plugin with its distribution, version and hooks, its packs, embedders and document chunkers.
 
 `cce packs` prints this (or its JSON). Reading it never fails: a plugin that
 did not load, or an embedder that cannot be built, shows up as a problem
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cce_core.hookspecs import LanguagePack
+from cce_core.hookspecs import DocumentChunker, LanguagePack
 from cce_core.plugins.host import PluginHost
 
 
@@ -51,6 +51,17 @@ class EmbedderEntry:
 
 
 @dataclass(frozen=True)
+class DocumentChunkerEntry:
+    chunker: DocumentChunker
+    version: str  # of the distribution that registered it
+
+    def as_json(self) -> dict[str, Any]:
+        c = self.chunker
+        return {"name": c.name, "formats": list(c.formats), "extensions": list(c.extensions),
+                "distribution": c.distribution or None, "version": self.version}
+
+
+@dataclass(frozen=True)
 class PluginEntry:
     name: str  # the entry-point name (or the object's name for plugins handed in directly)
     distribution: str
@@ -69,12 +80,14 @@ class Inventory:
     plugins: list[PluginEntry]
     pack_set_id: str
     problems: list[str]
+    document_chunkers: list[DocumentChunkerEntry]
 
     def as_json(self) -> dict[str, Any]:
         return {
             "pack_set_id": self.pack_set_id,
             "packs": [p.as_json() for p in self.packs],
             "embedders": [e.as_json() for e in self.embedders],
+            "document_chunkers": [d.as_json() for d in self.document_chunkers],
             "plugins": [p.as_json() for p in self.plugins],
             "problems": list(self.problems),
         }
@@ -90,8 +103,9 @@ def take_inventory(host: PluginHost) -> Inventory:
         dist = host.distribution_of(plugin)
         hooks = tuple(sorted(caller.name for caller in host.pm.get_hookcallers(plugin) or ()))
         plugins.append(PluginEntry(str(name), dist, _version(host, dist), hooks))
+    documents = [DocumentChunkerEntry(c, _version(host, c.distribution)) for c in host.document_chunkers.chunkers]
     return Inventory(packs, embedders, plugins, host.packs.pack_set_id,
-                     host.startup_problems() + host.hook_problems)
+                     host.startup_problems() + host.hook_problems, documents)
 
 
 def _version(host: PluginHost, dist: str) -> str:

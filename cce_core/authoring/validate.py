@@ -2,7 +2,8 @@
 
 Layers 1 and 2 (structure, grammar binding) live with the plugin host in
 :mod:`cce_core.plugins.validation`; layer 3, behaviour, chunks the pack's own
-sample and so sits above the chunker. This module runs all three.
+sample and so sits above the chunker. This module runs all three, and the
+document chunkers' checks beside them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ from typing import Any
 from cce_core.hookspecs import LanguagePack
 from cce_core.indexing.chunker import Chunker
 from cce_core.plugins.host import PluginHost
-from cce_core.plugins.validation import grammar_problems, structural_problems
+from cce_core.plugins.validation import (
+    document_behaviour_problems,
+    document_chunker_problems,
+    grammar_problems,
+    structural_problems,
+)
 
 
 @dataclass
@@ -87,19 +93,33 @@ def validate_all(host: PluginHost) -> tuple[list[str], list[PackReport]]:
     return host.startup_problems() + host.hook_problems, [validate_pack(p, host) for p in host.packs.packs]
 
 
+def validate_documents(host: PluginHost) -> list[PackReport]:
+    """A report per registered document chunker: its structure, then its behaviour on its sample and odd input."""
+    reports = []
+    for chunker in host.document_chunkers.chunkers:
+        report = PackReport(chunker.name)
+        report.diagnostics.extend(document_chunker_problems(chunker, []))
+        if report.ok:
+            report.diagnostics.extend(document_behaviour_problems(chunker))
+        reports.append(report)
+    return reports
+
+
 @dataclass
 class PluginReport:
-    """The verdict on one plugin: its hook names, and every pack it registers (all three layers)."""
+    """The verdict on one plugin: its hook names, its packs (all three layers) and its document chunkers."""
 
     name: str
     hook_problems: list[str] = field(default_factory=list)
     registration_problems: list[str] = field(default_factory=list)
     packs: list[PackReport] = field(default_factory=list)
+    documents: list[PackReport] = field(default_factory=list)
 
     @property
     def diagnostics(self) -> list[str]:
         return [*self.hook_problems, *self.registration_problems,
-                *(d for pack in self.packs for d in pack.diagnostics)]
+                *(d for pack in self.packs for d in pack.diagnostics),
+                *(d for doc in self.documents for d in doc.diagnostics)]
 
     @property
     def ok(self) -> bool:
@@ -118,4 +138,5 @@ def validate_plugin(plugin: Any, distribution: str = "") -> PluginReport:
         hook_problems=list(host.hook_problems),
         registration_problems=host.startup_problems(),
         packs=[validate_pack(pack, host) for pack in host.packs.packs],
+        documents=validate_documents(host),
     )

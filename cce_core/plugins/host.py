@@ -2,14 +2,17 @@
 
 Owns the single ``pluggy.PluginManager`` of a process: it loads every
 distribution advertising the ``cce`` entry-point group (or plugins handed in
-directly by tests), collects their packs and embedders, resolves a file to its
-pack by lowercased extension, and reports the ``pack_set_id`` other engines
-write into shared artifacts. The cheap structural checks run here at start-up
-so a clash between two installed packs fails loudly instead of mis-chunking.
+directly by tests), collects their packs, embedders and document chunkers,
+resolves a file to its pack by lowercased extension and a document format to
+its chunker, and reports the ``pack_set_id`` other engines write into shared
+artifacts (language packs only: document chunkers never enter it). The cheap
+structural checks run here at start-up so a clash between two installed packs
+fails loudly instead of mis-chunking.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -18,8 +21,15 @@ from typing import Any
 import pluggy
 
 from cce_core.foundation.errors import CceError
-from cce_core.hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, CceHookSpecs, Embedder, LanguagePack
-from cce_core.plugins.validation import hook_name_problems, structural_problems
+from cce_core.hookspecs import (
+    ENTRY_POINT_GROUP,
+    PROJECT_NAME,
+    CceHookSpecs,
+    DocumentChunker,
+    Embedder,
+    LanguagePack,
+)
+from cce_core.plugins.validation import document_chunker_problems, hook_name_problems, structural_problems
 
 
 @dataclass
@@ -81,6 +91,32 @@ class PackRegistry:
         return ",".join(sorted(self.names()))
 
 
+@dataclass
+class DocumentChunkerRegistry:
+    """Document chunkers in registration order, plus the problems seen while adding them."""
+
+    chunkers: list[DocumentChunker] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    _by_format: dict[str, DocumentChunker] = field(default_factory=dict)
+
+    def register(self, chunker: DocumentChunker) -> bool:
+        """Add ``chunker`` unless it breaks a registration rule (the problem is recorded)."""
+        problems = document_chunker_problems(chunker, self.chunkers)
+        if problems:
+            self.problems.extend(problems)
+            return False
+        self.chunkers.append(chunker)
+        for fmt in chunker.formats:
+            self._by_format[fmt] = chunker
+        return True
+
+    def for_format(self, format_name: str) -> DocumentChunker | None:
+        return self._by_format.get(format_name)
+
+    def formats(self) -> list[str]:
+        return sorted(self._by_format)
+
+
 class PluginHost:
     """One process's view of the installed plugins."""
 
@@ -110,6 +146,7 @@ class PluginHost:
         self._plugin_dist[id(plugin)] = distribution
         self.__dict__.pop("packs", None)
         self.__dict__.pop("embedders", None)
+        self.__dict__.pop("document_chunkers", None)
 
     def _load_entry_points(self, only: set[str] | None = None) -> None:
         from cce_core.plugins.entry_points import entry_points
@@ -206,11 +243,33 @@ class PluginHost:
         self._hook_with_dist("cce_register_embedders", make_register)
         return found
 
+    @cached_property
+    def document_chunkers(self) -> DocumentChunkerRegistry:
+        registry = DocumentChunkerRegistry()
+
+        def make_register(dist: str) -> Callable[[DocumentChunker], None]:
+            def register(chunker: DocumentChunker) -> None:
+                if dist and isinstance(chunker, DocumentChunker) and not chunker.distribution:
+                    # A frozen or slotted instance keeps its own (empty) value.
+                    with contextlib.suppress(Exception):
+                        chunker.distribution = dist
+                registry.register(chunker)
+
+            return register
+
+        self._hook_with_dist("cce_register_document_chunkers", make_register)
+        return registry
+
+    def document_chunker_for(self, format_name: str) -> DocumentChunker | None:
+        """The chunker registered for ``format_name`` (e.g. ``"markdown"``), or ``None``."""
+        return self.document_chunkers.for_format(format_name)
+
     def startup_problems(self) -> list[str]:
         """Load failures, failing registrations and clashes: reasons not to run the engine."""
         clashes = list(self.packs.problems)
         _ = self.embedders  # builds the registry, recording embedder name clashes
         clashes += self.embedder_problems
+        clashes += self.document_chunkers.problems
         failures = [*self.load_failures, *(f for fs in self.registration_failures.values() for f in fs)]
         return [f.describe() for f in failures] + clashes
 
@@ -311,3 +370,23 @@ def default_host() -> PluginHost:
     if _default_host is None:
         _default_host = PluginHost()
     return _default_host
+
+
+def document_chunker_for(format_name: str, host: PluginHost | None = None) -> DocumentChunker | None:
+    """The installed document chunker for ``format_name`` (``"markdown"``), or ``None`` when none is installed.
+
+    ``host`` defaults to the process-wide :func:`default_host`. On ``None``,
+    tell the user :func:`missing_document_chunker_message`.
+    """
+    return (host or default_host()).document_chunker_for(format_name)
+
+
+def document_chunkers(host: PluginHost | None = None) -> list[DocumentChunker]:
+    """Every registered document chunker, in registration order."""
+    return list((host or default_host()).document_chunkers.chunkers)
+
+
+def missing_document_chunker_message(format_name: str) -> str:
+    """What to tell a user when no document chunker answers for ``format_name``: the distribution to install."""
+    return (f"no document chunker for {format_name} is installed — install one, e.g. "
+            f"`pip install cce-pack-{format_name}`")

@@ -9,6 +9,11 @@ The third layer, behaviour (the pack chunks its own sample into what it
 declares), needs the chunker and so lives above it, in
 :mod:`cce_core.authoring.validate`. Every diagnostic names the pack, the
 member, the problem and a fix.
+
+Document chunkers get the same two kinds of check: a structural one at
+registration (:func:`document_chunker_problems`), and a behavioural one that
+needs nothing of the engine's chunker, since a document chunker cuts its own
+sections (:func:`document_behaviour_problems`).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import difflib
 import re
 from typing import Any
 
-from cce_core.hookspecs import PROJECT_NAME, CceHookSpecs, LanguagePack
+from cce_core.hookspecs import PROJECT_NAME, CceHookSpecs, DocumentChunker, DocumentSection, LanguagePack
 
 _PACK_NAME = re.compile(r"[a-z][a-z0-9_+-]*")
 
@@ -143,3 +148,117 @@ def hook_name_problems(plugin: Any, label: str) -> list[str]:
 def hook_names() -> frozenset[str]:
     """The names of every hook in the contract."""
     return frozenset(n for n in vars(CceHookSpecs) if n.startswith("cce_"))
+
+
+def document_chunker_problems(chunker: object, registered: list[DocumentChunker]) -> list[str]:
+    """The registration check of one document chunker against the chunkers already registered."""
+    if not isinstance(chunker, DocumentChunker):
+        kind = f"{type(chunker).__module__}.{type(chunker).__qualname__}"
+        return [f"[document:?] {kind} does not subclass cce_core.api.DocumentChunker; register an instance of a "
+                "DocumentChunker subclass."]
+    name = chunker.name if isinstance(chunker.name, str) else ""
+    label = f"[document:{name or '?'}]"
+    out: list[str] = []
+    if not name.strip():
+        out.append(f"{label} name is empty; give the document chunker a unique lowercase name.")
+    elif not _PACK_NAME.fullmatch(name):
+        out.append(f'{label} name "{name}" may hold only a-z, 0-9, "_", "-" and "+", starting with a lowercase '
+                   "letter.")
+    formats = chunker.formats
+    if not isinstance(formats, tuple) or not formats:
+        out.append(f'{label} formats must be a non-empty tuple of format names, e.g. ("{name or "markdown"}",).')
+        formats = ()
+    for fmt in formats:
+        if not isinstance(fmt, str) or not _PACK_NAME.fullmatch(fmt):
+            out.append(f'{label} format {fmt!r} may hold only a-z, 0-9, "_", "-" and "+", starting with a lowercase '
+                       "letter; it names the distribution to install (cce-pack-FORMAT).")
+    if len(set(formats)) != len(formats):
+        out.append(f"{label} formats lists the same format twice; list each once.")
+    extensions = chunker.extensions
+    if not isinstance(extensions, tuple):
+        out.append(f'{label} extensions must be a tuple of extensions such as ".md".')
+        extensions = ()
+    for ext in extensions:
+        if not isinstance(ext, str) or not ext.startswith(".") or len(ext) < 2 or ext != ext.lower() \
+                or "." in ext[1:] or any(ch in ext for ch in "/\\") or ext != ext.strip():
+            out.append(f"{label} extension {ext!r} must be a lowercase final extension with a leading dot, "
+                       'e.g. ".md".')
+    if len(set(extensions)) != len(extensions):
+        out.append(f"{label} extensions lists the same extension twice; list each once.")
+    if not callable(getattr(chunker, "chunk_document", None)):
+        out.append(f"{label} chunk_document must be a method; see docs/plugins.md.")
+    for other in registered:
+        owner = other.distribution or "?"
+        if other.name == name:
+            out.append(f'{label} name is already registered by distribution "{owner}"; each document chunker '
+                       "name must be unique.")
+        for fmt in formats:
+            if fmt in other.formats:
+                out.append(f'{label} format "{fmt}" already claimed by document chunker "{other.name}" '
+                           f'(distribution "{owner}"); each format maps to exactly one chunker — uninstall one.')
+        for ext in extensions:
+            if ext in other.extensions:
+                out.append(f'{label} extension "{ext}" already claimed by document chunker "{other.name}" '
+                           f'(distribution "{owner}"); uninstall one.')
+    return out
+
+
+# Texts no document chunker may choke on: empty, blank, binary noise, a lone
+# line without a newline, CRLF, non-ASCII, and nesting past any parser's depth.
+DOCUMENT_ODD_INPUTS: tuple[str, ...] = (
+    "",
+    "   \n\n\t\n",
+    "\x00\x01\x02\ufffd\x7f",
+    "no newline at the end",
+    "line one\r\nline two\r\n",
+    "caf\u00e9 \u4f60\u597d \U0001f600\n",
+    ">" * 300 + " deep\n",
+    "".join("  " * i + "- item\n" for i in range(300)),
+)
+
+
+def _section_problems(label: str, what: str, sections: object) -> list[str]:
+    if not isinstance(sections, list):
+        return [f"{label} chunk_document returned {type(sections).__name__} for {what}; return a list of "
+                "DocumentSection."]
+    out: list[str] = []
+    for section in sections:
+        if not isinstance(section, DocumentSection):
+            out.append(f"{label} chunk_document returned a {type(section).__name__} for {what}; return "
+                       "cce_core.api.DocumentSection records.")
+            break
+        if section.start_line < 1 or section.end_line < section.start_line:
+            out.append(f"{label} section {section.chunk_id} of {what} spans lines {section.start_line}-"
+                       f"{section.end_line}; lines are 1-based and end_line >= start_line.")
+        if not section.content:
+            out.append(f"{label} section {section.chunk_id} of {what} is empty; leave empty sections out.")
+        if not re.fullmatch(r"[0-9a-f]{16}", section.chunk_id):
+            out.append(f"{label} chunk_id {section.chunk_id!r} of {what} is not 16 lowercase hex digits.")
+    return out
+
+
+def document_behaviour_problems(chunker: DocumentChunker, budget: int = 400) -> list[str]:
+    """The chunker on its own sample (when it has one) and on :data:`DOCUMENT_ODD_INPUTS`.
+
+    Every call must return well-formed :class:`DocumentSection` records, raise
+    nothing, and give the same answer twice; the sample must give at least one
+    section.
+    """
+    label = f"[document:{chunker.name or '?'}]"
+    cases = [("its sample", chunker.sample)] if chunker.sample else []
+    cases += [(f"odd input #{i}", text) for i, text in enumerate(DOCUMENT_ODD_INPUTS)]
+    out: list[str] = []
+    for what, text in cases:
+        try:
+            first = chunker.chunk_document("sample", text, budget)
+            again = chunker.chunk_document("sample", text, budget)
+        except Exception as exc:  # third-party code under test
+            out.append(f"{label} chunk_document raised {type(exc).__name__}: {exc} on {what}; it must never raise.")
+            continue
+        problems = _section_problems(label, what, first)
+        out += problems
+        if not problems and first != again:
+            out.append(f"{label} chunk_document gave two different answers for {what}; it must be deterministic.")
+        if what == "its sample" and not problems and not first:
+            out.append(f"{label} its sample gave no section; ship a sample with at least one section.")
+    return out

@@ -26,7 +26,7 @@ def packs(
                                                               "check every plugin's hook names.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the listing as JSON.")] = False,
 ) -> None:
-    """List every installed plugin: language packs, embedders and the hooks each plugin implements."""
+    """List every installed plugin: language packs, embedders, document chunkers and each plugin's hooks."""
     if ctx.invoked_subcommand is not None:
         return
     from cce_core.plugins.host import default_host
@@ -59,6 +59,13 @@ def packs(
         detail = f"cannot be built: {emb.problem}" if emb.problem else (
             f"model {emb.model or '-'} · dim {'?' if emb.dim is None else emb.dim}")
         typer.echo(f"  {emb.name:<12} {detail} · from {emb.distribution or '?'} {emb.version}")
+    typer.echo(f"Document chunkers ({len(inventory.document_chunkers)}):")
+    if not inventory.document_chunkers:
+        typer.echo("  (none installed — knowledge ingest needs one; pip install cce-pack-<format>)")
+    for doc in inventory.document_chunkers:
+        c = doc.chunker
+        typer.echo(f"  {c.name:<12} {','.join(c.extensions) or '-':<24} formats {','.join(c.formats)} · "
+                   f"from {c.distribution or '?'} {doc.version}")
     typer.echo(f"Plugins ({len(inventory.plugins)}):")
     for plugin in inventory.plugins:
         typer.echo(f"  {plugin.name:<12} {plugin.distribution or '?'} {plugin.version} · "
@@ -67,21 +74,25 @@ def packs(
 
 
 def _validate(host: object) -> None:
-    from cce_core.authoring.validate import validate_all
+    from cce_core.authoring.validate import validate_all, validate_documents
 
     startup, reports = validate_all(host)  # type: ignore[arg-type]
+    documents = validate_documents(host)  # type: ignore[arg-type]
     for problem in startup:
         typer.echo(problem)
     failed = 0
-    for report in reports:
-        if report.ok:
-            typer.echo(f"[pack:{report.name}] ok")
-        else:
-            failed += 1
-            for d in report.diagnostics:
-                typer.echo(d)
+    for label, group in (("pack", reports), ("document", documents)):
+        for report in group:
+            if report.ok:
+                typer.echo(f"[{label}:{report.name}] ok")
+            else:
+                failed += 1
+                for d in report.diagnostics:
+                    typer.echo(d)
     if startup or failed:
         raise CceError(f"{failed + len(startup)} problem(s) found — see the diagnostics above")
+    if documents:
+        typer.echo(f"all {len(documents)} document chunkers passed validation")
     typer.echo(f"all {len(reports)} packs passed validation")
 
 
