@@ -1,2 +1,3 @@
-"""Measuring retrieval: `cce bench`, `cce eval` (graded A/B agent runs) and the conformance report.
+"""Measuring retrieval: `cce bench`, `cce eval` (graded A/B agent runs), `cce relevance` (ranking quality
+against labeled queries) and the conformance report.
 """

@@ -102,6 +102,14 @@ def file_hints(query: str) -> list[str]:
     return [ascii_lower(t) for t in _WHITESPACE.split(query) if t and "." in t]
 
 
+def check_query_dimensions(store: StoreData, query_vector: Sequence[float]) -> None:
+    """Refuse a query vector whose length is not the store's embedding width."""
+    dim = store.embedding_rows()[1]
+    if dim and len(query_vector) != dim:
+        raise CceError(f"the query vector has {len(query_vector)} dimensions but the index has "
+                       f"{dim} — re-index with the embedder you search with")
+
+
 class Searcher:
     """Answers queries against one loaded store with one embedder.
 
@@ -171,10 +179,7 @@ class Searcher:
         if not query_tokens or not store.chunks or top_k <= 0:
             return []
         qvec = self.embedder.embed_query(query)
-        dim = store.embedding_rows()[1]
-        if dim and len(qvec) != dim:
-            raise CceError(f"the query vector has {len(qvec)} dimensions but the index has "
-                           f"{dim} — re-index with the embedder you search with")
+        check_query_dimensions(store, qvec)
         kernel = self._kernel_for(qvec)
         self.last_kernel = kernel.name
         cosines = kernel.cosines(qvec)

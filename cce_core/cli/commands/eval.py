@@ -16,7 +16,8 @@ def register(app: Any) -> None:
     app.command(name="eval")(eval_runs)
 
 
-def _read(kind: str, path: str) -> str:
+def read_input(kind: str, path: str) -> str:
+    """The UTF-8 text of an input file; an unreadable one is one `could not read <kind> <path>: ...` error."""
     from pathlib import Path
 
     from cce_core.foundation.errors import CceError
@@ -40,8 +41,8 @@ def eval_runs(
     """Grade recorded off/on agent runs (correctness-gated, cost-primary, paired); no model is called."""
     from cce_core.evaluation.agent_runs import evaluate_texts, render_json, render_text
 
-    question_text = _read("questions", questions)
-    run_text = _read("runs", runs)
+    question_text = read_input("questions", questions)
+    run_text = read_input("runs", runs)
     report = evaluate_texts(question_text, run_text)
     text = render_json(report) if as_json else render_text(report)
     write_utf8(text)
