@@ -236,11 +236,12 @@ def test_head_sends_headers_only(anchor: Dashboard):
 
 def test_foreign_host_header_is_refused(anchor: Dashboard):
     """A page on another site that rebinds its name to 127.0.0.1 must not read the metrics."""
-    for host in ("evil.example", "evil.example:8787", "127.0.0.1.evil.example"):
+    # A loopback name without the served port (port 80 implied) is refused too.
+    for host in ("evil.example", "evil.example:8787", "127.0.0.1.evil.example", "localhost"):
         status, _headers, body = anchor.request("/api/metrics", headers={"Host": host})
         assert status == 403, host
         assert json.loads(body) == {"error": "forbidden host"}
-    for host in (f"127.0.0.1:{anchor.port}", f"localhost:{anchor.port}", "localhost", f"[::1]:{anchor.port}"):
+    for host in (f"127.0.0.1:{anchor.port}", f"localhost:{anchor.port}", f"[::1]:{anchor.port}"):
         assert anchor.request("/api/health", headers={"Host": host})[0] == 200, host
 
 

@@ -6,8 +6,10 @@ many times; :class:`McpSession` is the session state of
 :mod:`cce_core.agents.mcp_tools`, where a failing call becomes an error result
 and never a dead server.
 
-The transport is the official MCP Python SDK's low-level server over stdio;
-it is imported only when the server starts, so other commands never pay for it.
+The protocol is the official MCP Python SDK's low-level server; it is
+imported only when the server starts, so other commands never pay for it. The
+stdio framing is ours (:mod:`cce_core.agents.mcp_transport`): it answers every
+malformed line with a JSON-RPC error, where the SDK's own transport stays silent.
 """
 
 from __future__ import annotations
@@ -50,12 +52,12 @@ def serve_stdio(session: McpSession) -> None:
         import anyio
         import mcp.types as types
         from mcp.server.lowlevel import Server
-        from mcp.server.stdio import stdio_server
     except ImportError as exc:
         raise CceError(f"the MCP server needs the `mcp` package ({exc}) — pip install 'mcp>=2.3,<3'") from exc
 
     from cce_core import __version__
     from cce_core.agents.mcp_tools import TOOL_DEFINITIONS
+    from cce_core.agents.mcp_transport import claim_stdio, stdio_streams
 
     tools = [types.Tool(name=d["name"], description=d["description"], input_schema=d["inputSchema"])
              for d in TOOL_DEFINITIONS]
@@ -69,11 +71,12 @@ def serve_stdio(session: McpSession) -> None:
 
     server = Server("cce", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
 
-    async def main() -> None:
-        async with stdio_server() as (stdin_stream, stdout_stream):
+    async def main(in_fd: int, out_fd: int) -> None:
+        async with stdio_streams(in_fd, out_fd) as (stdin_stream, stdout_stream):
             await _serve_until_answered(server, stdin_stream, stdout_stream)
 
-    anyio.run(main)
+    with claim_stdio() as (in_fd, out_fd):
+        anyio.run(main, in_fd, out_fd)
 
 
 # How long, after the client closed its end, unanswered calls may still take to finish.

@@ -14,7 +14,8 @@ already-rounded window means; windows are half-open ``[start, end)`` in seconds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cce_core.foundation.textrules import plain_sum, round2, round6
@@ -53,11 +54,30 @@ def _is_mcp(source: str) -> bool:
     return source == "mcp"
 
 
+U64_MAX = (1 << 64) - 1
+
+
+def saturating_sum(values: Iterable[int], what: str) -> int:
+    """The sum of per-event counters, clamped at 2**64-1 as the family's engines clamp it.
+
+    Each value is already below 2**64 (the log reader refuses bigger ones), but
+    a forged log can make the sum pass it; the clamp keeps the aggregate equal to
+    the other engines', and a warning on stderr says the figure is meaningless.
+    """
+    total = sum(values)
+    if total > U64_MAX:
+        sys.stderr.write(f"warning: {what} overflowed 64 bits and was clamped to {U64_MAX}; the total (and any "
+                         "cost derived from it) is not meaningful — check the metrics log for a corrupt or "
+                         "forged value\n")
+        return U64_MAX
+    return total
+
+
 def source_usage(searches: Sequence[Event]) -> dict[str, Any]:
     """One row of the agent-vs-human split."""
     return {
         "searches": len(searches),
-        "tokens_saved": sum(s.tokens_saved for s in searches),
+        "tokens_saved": saturating_sum((s.tokens_saved for s in searches), "tokens_saved (by source)"),
         "mean_savings_ratio": round6(_mean([s.savings_ratio for s in searches])),
         "mean_top_score": _mean_top_score(searches),
         "mean_latency_ms": round6(_mean([s.latency_ms for s in searches])),
@@ -77,7 +97,7 @@ def _savings_window(searches: Sequence[Event], win: tuple[int, int]) -> dict[str
     inside = [s for s in searches if _in_window(s.ts_secs, *win)]
     return {
         "searches": len(inside),
-        "tokens_saved": sum(s.tokens_saved for s in inside),
+        "tokens_saved": saturating_sum((s.tokens_saved for s in inside), "tokens_saved (savings window)"),
         "mean_savings_ratio": round6(_mean([s.savings_ratio for s in inside])),
     }
 
@@ -126,7 +146,7 @@ def _daily(searches: Sequence[Event], feedback: Sequence[Event]) -> list[dict[st
         out.append({
             "date": key,
             "searches": n,
-            "tokens_saved": a["tokens_saved"],
+            "tokens_saved": saturating_sum((a["tokens_saved"],), "daily tokens_saved"),
             "mean_savings_ratio": round6(_mean(a["ratios"])),
             "mean_top_score": round6(_mean(a["tops"])),
             "empty_rate": round6(a["empty"] / n) if n else 0.0,
@@ -204,7 +224,7 @@ def aggregate(events: Sequence[Event], now_secs: int, price: float = DEFAULT_PRI
     all_searches = [s for _, s in searches]
     all_feedback = [f for _, f in feedback]
 
-    tokens_saved = sum(s.tokens_saved for s in all_searches)
+    tokens_saved = saturating_sum((s.tokens_saved for s in all_searches), "tokens_saved (totals)")
     helpful = sum(1 for f in all_feedback if f.helpful)
     not_helpful = len(all_feedback) - helpful
     totals = {
@@ -243,7 +263,7 @@ def aggregate(events: Sequence[Event], now_secs: int, price: float = DEFAULT_PRI
             "mcp": source_usage([s for s in all_searches if _is_mcp(s.source)]),
         },
         "secret_safety": {
-            "sensitive_skipped": sum(x.sensitive_skipped for _, x in indexes),
+            "sensitive_skipped": saturating_sum((x.sensitive_skipped for _, x in indexes), "sensitive_skipped"),
             "index_runs": len(indexes),
         },
         "index_freshness": {

@@ -19,6 +19,15 @@ anything but the loopback address are refused (403), so a web page that
 rebinds its DNS name to 127.0.0.1 cannot read the metrics. The log is read
 fresh for each request; a corrupt line is skipped and counted, never fatal.
 
+The HTTP handling is strict because the server holds the user's search
+queries: a request must carry exactly one ``Host`` header naming a loopback
+name or address with the served port (a missing or duplicated one is 400, a
+foreign one 403); the request target must be a path (absolute-form and
+HTTP/0.9 requests are 400); a client has :data:`REQUEST_DEADLINE_SECONDS` from
+connecting to send its whole request head, however it dribbles it; and at most
+:data:`MAX_CONNECTIONS` connections are served at once (503 beyond that), each
+on its own thread.
+
 ``cce dashboard --workspace`` serves the same routes from
 :class:`WorkspaceDashboardApp`: ``/api/metrics`` is the roll-up over every
 member's log plus the workspace-root log, with a ``by_package`` list (see
@@ -27,7 +36,11 @@ member's log plus the workspace-root log, with a ``by_package`` list (see
 
 from __future__ import annotations
 
+import io
 import json
+import re
+import socket
+import threading
 import time
 from collections.abc import Callable
 from http import HTTPStatus
@@ -35,7 +48,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8787
@@ -133,21 +145,99 @@ def _json(obj: Any, *, pretty: bool = False) -> bytes:
     return text.encode("utf-8")
 
 
-def _host_is_loopback(host_header: str | None) -> bool:
-    """True for a missing Host header or one naming the loopback interface (any port)."""
-    if host_header is None:
+# A client has this long, from connecting, to send its request line and headers; an idle connection, an
+# HTTP/0.9-style line waiting for headers, or a slowloris dribbling a byte at a time is closed after it.
+REQUEST_DEADLINE_SECONDS = 5.0
+# Writing an answer to a client that does not read it may take at most this long.
+WRITE_TIMEOUT_SECONDS = 10.0
+# Connections served at once (a thread each); one more is answered 503 and closed.
+MAX_CONNECTIONS = 256
+# Connections the kernel may queue before they are accepted.
+LISTEN_BACKLOG = 1024
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+_HOST_RE = re.compile(r"(?:\[([0-9A-Fa-f:.]{2,45})\]|([A-Za-z0-9.-]{1,253}))(?::([0-9]{1,5}))?")
+
+
+def _host_is_loopback(host_header: str, port: int) -> bool:
+    """True when one ``Host`` value names the loopback interface with ``port`` (no port means 80)."""
+    match = _HOST_RE.fullmatch(host_header.strip(" \t"))
+    if match is None:
+        return False
+    name = (match.group(1) or match.group(2) or "").lower()
+    given = int(match.group(3)) if match.group(3) else 80
+    return name in _LOOPBACK_NAMES and given == port
+
+
+def host_problem(values: list[str], port: int) -> tuple[int, str] | None:
+    """Why a request with these ``Host`` header values is refused, as ``(status, error)``; None if it is not."""
+    if not values:
+        return 400, "missing host header"
+    if len(values) > 1:
+        return 400, "duplicate host header"
+    if not _host_is_loopback(values[0], port):
+        return 403, "forbidden host"
+    return None
+
+
+def target_path(target: str) -> str | None:
+    """The path of an origin-form request target (query and fragment dropped); None for any other form."""
+    if not target.startswith("/"):
+        return None  # absolute-form ("http://host/..."), authority-form, asterisk-form
+    return target.split("?", 1)[0].split("#", 1)[0]
+
+
+class _DeadlineReader(io.RawIOBase):
+    """Socket reads that fail once a fixed instant has passed, however the bytes trickle in."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self._sock = sock
+        self.deadline = deadline
+
+    def readable(self) -> bool:
         return True
-    host = host_header.strip().lower()
-    # "[::1]:8787" → "::1"; "localhost:8787" → "localhost"
-    name = host[1:].split("]", 1)[0] if host.startswith("[") else host.split(":", 1)[0]
-    return name in ("127.0.0.1", "localhost", "::1")
+
+    def readinto(self, buffer: Any) -> int:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the request was not sent in time")
+        self._sock.settimeout(remaining)
+        return self._sock.recv_into(buffer)
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "cce-dashboard"
-    timeout = 15  # an idle or half-open connection cannot hold a worker forever
+    timeout = REQUEST_DEADLINE_SECONDS
     app: DashboardApp  # set on the per-server subclass
+
+    def setup(self) -> None:
+        super().setup()
+        # One request per connection (every answer closes it), so one deadline covers the whole head.
+        self.rfile = io.BufferedReader(
+            _DeadlineReader(self.connection, time.monotonic() + REQUEST_DEADLINE_SECONDS))
+
+    def parse_request(self) -> bool:
+        words = str(self.raw_requestline, "iso-8859-1").split()
+        if len(words) == 2:
+            # HTTP/0.9 ("GET /" and no version): refused at once instead of waiting for headers.
+            self.command, self.path = words
+            self.requestline = " ".join(words)
+            self.request_version = "HTTP/1.0"
+            self.close_connection = True
+            self.send_error(400, "HTTP/0.9 requests are not supported")
+            return False
+        if not super().parse_request():
+            return False
+        self.connection.settimeout(WRITE_TIMEOUT_SECONDS)  # the head is in; only the answer is left
+        problem = host_problem(self.headers.get_all("Host") or [], self.server.server_address[1])
+        if problem is None and target_path(self.path) is None:
+            problem = 400, "absolute-form request target refused"
+        if problem is not None:
+            status, error = problem
+            self._send(status, JSON_TYPE, _json({"error": error}), send_body=self.command != "HEAD")
+            return False
+        return True
 
     def version_string(self) -> str:
         return self.server_version
@@ -171,10 +261,7 @@ class _Handler(BaseHTTPRequestHandler):
                    extra={"Allow": ", ".join(_READ_METHODS)})
 
     def _serve(self, *, send_body: bool) -> None:
-        if not _host_is_loopback(self.headers.get("Host")):
-            self._send(403, JSON_TYPE, _json({"error": "forbidden host"}), send_body=send_body)
-            return
-        path = urlsplit(self.path).path
+        path = target_path(self.path) or "/"  # parse_request already refused anything but a path
         try:
             status, ctype, body = self.app.route(path)
         except Exception:  # a bug or an unreadable log must not take the server down
@@ -218,6 +305,28 @@ class _Handler(BaseHTTPRequestHandler):
 class DashboardServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            _answer_busy(request)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     @property
     def port(self) -> int:
@@ -226,6 +335,18 @@ class DashboardServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         return f"http://{LOOPBACK}:{self.port}/"
+
+
+def _answer_busy(request: socket.socket) -> None:
+    """A short 503 to a connection over :data:`MAX_CONNECTIONS`, written without waiting on the client."""
+    body = _json({"error": "too many connections"})
+    head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: {JSON_TYPE}\r\nContent-Length: {len(body)}\r\n"
+            "Cache-Control: no-store\r\nRetry-After: 1\r\nConnection: close\r\n\r\n").encode("ascii")
+    try:
+        request.setblocking(False)
+        request.send(head + body)
+    except OSError:
+        pass
 
 
 def make_server(app: DashboardApp, port: int = DEFAULT_PORT) -> DashboardServer:

@@ -35,6 +35,7 @@ recent rows the human block shows; ``cli`` means every source that is not
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -80,6 +81,40 @@ def _since_error(spec: str) -> CceError:
                     f"or an ISO UTC instant/date (2026-07-01T09:00:00Z, 2026-07-01)")
 
 
+_TZ_SUFFIX = re.compile(r"(?:[Zz]|([+-])([0-9]{2})(?::?([0-9]{2}))?)?")
+
+
+def parse_instant(text: str) -> int | None:
+    """A user-typed ISO instant → epoch seconds, stricter than the log reader's :func:`parse_iso`.
+
+    The date must exist (no 2026-02-31 rolling into March) and whatever follows
+    the seconds must be empty, ``Z`` or an offset ``±HH``, ``±HHMM``, ``±HH:MM``,
+    which is applied (``09:45:00+09:00`` is ``00:45:00Z``). Fractional seconds,
+    other text and non-ASCII suffixes are refused (None).
+    """
+    secs = parse_iso(text)
+    raw = text.encode("utf-8", "surrogatepass")
+    if secs is None or not raw[:4].isdigit() or not raw[5:7].isdigit() or not raw[8:10].isdigit():
+        return None
+    year, month, day = int(raw[:4]), int(raw[5:7]), int(raw[8:10])
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if day > (29 if leap else 28) if month == 2 else day > (30 if month in (4, 6, 9, 11) else 31):
+        return None
+    suffix = raw[19:]
+    if not suffix.isascii():
+        return None
+    tz = _TZ_SUFFIX.fullmatch(suffix.decode("ascii"))
+    if tz is None:
+        return None
+    sign, hours, minutes = tz.groups()
+    if sign is None:
+        return secs
+    if int(hours) > 23 or int(minutes or 0) > 59:
+        return None
+    offset = int(hours) * 3600 + int(minutes or 0) * 60
+    return secs - offset if sign == "+" else secs + offset
+
+
 def parse_since(spec: str, now_secs: int) -> SinceCut:
     """Resolve a ``--since`` value against ``now_secs``; anything unrecognised is a :class:`CceError`."""
     text = spec.strip(UNICODE_WHITESPACE)
@@ -94,9 +129,9 @@ def parse_since(spec: str, now_secs: int) -> SinceCut:
         if not 0 < span <= _I64_MAX:
             raise _since_error(spec)
         return SinceCut(now_secs - span, lowered)
-    secs = parse_iso(text)
+    secs = parse_instant(text)
     if secs is None and len(text.encode("utf-8", "surrogatepass")) == 10:
-        secs = parse_iso(text + "T00:00:00Z")
+        secs = parse_instant(text + "T00:00:00Z")
     if secs is None:
         raise _since_error(spec)
     return SinceCut(secs)

@@ -28,9 +28,15 @@ def dashboard(
                                                                 "(default: .) into one dashboard.")] = False,
 ) -> None:
     """Serve a read-only metrics dashboard on http://127.0.0.1:PORT/ until Ctrl-C."""
+    import math
+
     from cce_core.foundation.errors import CceError
     from cce_core.observability.dashboard_server import DashboardApp, WorkspaceDashboardApp, make_server
     from cce_core.observability.metrics import resolve_metrics_path
+
+    if not math.isfinite(price):
+        # inf or nan would turn every dollar figure into a non-JSON token the page cannot read.
+        raise CceError(f"invalid --price value {price} — use a finite number of dollars per million tokens")
 
     if workspace:
         from cce_core.observability.workspace_usage import workspace_logs
