@@ -140,12 +140,27 @@ def test_existing_mcp_json_keeps_other_servers(tmp_path):
     )
 
 
-@pytest.mark.parametrize("content", ["not json {", "[1, 2]", '{"mcpServers": [1]}', '{"a": NaN}', ""])
-def test_unusable_mcp_json_counts_as_empty(tmp_path, content):
+@pytest.mark.parametrize("content", ["", "  \n"])
+def test_blank_mcp_json_counts_as_empty(tmp_path, content):
     root = tiny_repo(tmp_path / "proj")
     (root / ".mcp.json").write_text(content, encoding="utf-8")
     init_ok(root)
     assert read(root / ".mcp.json") == MCP_JSON
+
+
+@pytest.mark.parametrize("content", ["not json {", "[1, 2]", '{"mcpServers": [1]}', '{"a": NaN}',
+                                     "[" * 100_000 + "]" * 100_000])
+def test_unusable_mcp_json_is_never_rewritten(tmp_path, content):
+    # The reference's #99: a file init cannot parse is the user's; it is refused, byte for byte untouched,
+    # and nothing else is written or built first.
+    root = tiny_repo(tmp_path / "proj")
+    (root / ".mcp.json").write_text(content, encoding="utf-8")
+    proc = run_cce("init", root)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1 and ".mcp.json" in proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert (root / ".mcp.json").read_text(encoding="utf-8") == content
+    assert not (root / "CLAUDE.md").exists() and not (root / ".cce" / "index.cce").exists()
 
 
 def test_existing_claude_md_without_markers_gets_the_block_appended(tmp_path):

@@ -104,13 +104,34 @@ def claude_block(output_section: str) -> str:
     return f"{BEGIN_MARKER}\n{_GUIDANCE}{output_section}{END_MARKER}\n"
 
 
-def merge_claude_md(existing: str | None, block: str) -> str:
-    """Replace the bounded block in ``existing``, or append it, or start a new file."""
+def _marker_offsets(text: str, marker: str) -> list[int]:
+    """Where ``marker`` starts on each line that holds nothing else (blanks around it aside)."""
+    offsets = []
+    at = 0
+    for line in text.split("\n"):
+        if line.strip(UNICODE_WHITESPACE) == marker:
+            offsets.append(at + line.index(marker))
+        at += len(line) + 1
+    return offsets
+
+
+def merge_claude_md(existing: str | None, block: str, source: str = "CLAUDE.md") -> str:
+    """Replace the bounded block in ``existing``, or append it, or start a new file.
+
+    Markers count only on a line of their own. Anything but no markers or one
+    BEGIN line before one END line is refused with a :class:`CceError` naming
+    ``source``: guessing which span to replace could delete the user's text.
+    """
     if existing is None:
         return f"# CLAUDE.md\n\n{block}"
-    begin = existing.find(BEGIN_MARKER)
-    end = existing.find(END_MARKER)
-    if begin >= 0 and end >= 0:
+    begins, ends = _marker_offsets(existing, BEGIN_MARKER), _marker_offsets(existing, END_MARKER)
+    if begins or ends:
+        if len(begins) != 1 or len(ends) != 1 or begins[0] > ends[0]:
+            raise CceError(f"{source} has unpaired, misordered or repeated CCE markers ({len(begins)} "
+                           f"`{BEGIN_MARKER}`, {len(ends)} `{END_MARKER}`) — refusing to modify it so your "
+                           "content is not lost; leave exactly one BEGIN line followed by one END line (or "
+                           "remove both) and re-run `cce init`")
+        begin, end = begins[0], ends[0]
         # The text after the end marker keeps its own line break.
         return existing[:begin] + block.rstrip(UNICODE_WHITESPACE) + existing[end + len(END_MARKER):]
     prefix = existing if existing == "" or existing.endswith("\n") else existing + "\n"
@@ -126,23 +147,30 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def merge_mcp_json(existing: str | None, workspace: bool) -> str:
+def merge_mcp_json(existing: str | None, workspace: bool, source: str = ".mcp.json") -> str:
     """``existing`` with ``mcpServers.cce`` set, other servers kept; sorted, 2-space indented, newline-ended.
 
-    Text that is not a JSON object counts as ``{}``, as does a ``mcpServers``
-    that is not an object.
+    An empty (or blank) file counts as ``{}``. Text that is not JSON, a top
+    level that is not an object, or a ``mcpServers`` that is not an object is
+    refused with a :class:`CceError` naming ``source``: rewriting it would drop
+    the user's other servers.
     """
     root: Any = {}
-    if existing is not None:
+    refuse = "refusing to rewrite it because that could drop your other MCP servers; fix it and re-run `cce init`"
+    if existing is not None and existing.strip(UNICODE_WHITESPACE):
         try:
             root = json.loads(existing, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
-            root = {}
+        except RecursionError:
+            raise CceError(f"{source} is nested too deeply to read — {refuse}") from None
+        except ValueError as exc:
+            raise CceError(f"{source} is not valid JSON ({exc}) — {refuse}") from None
     if not isinstance(root, dict):
-        root = {}
-    servers = root.get("mcpServers")
-    if not isinstance(servers, dict):
+        raise CceError(f"{source} does not hold a JSON object at the top level — {refuse}")
+    servers = root.get("mcpServers", {})
+    if servers is None:
         servers = {}
+    if not isinstance(servers, dict):
+        raise CceError(f'"mcpServers" in {source} is not a JSON object — {refuse}')
     servers["cce"] = server_entry(workspace)
     root["mcpServers"] = servers
     return json.dumps(root, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -227,25 +255,35 @@ def check_request(directory: str, agent: str) -> None:
 
 def write_agent_files(directory: str, workspace: bool) -> tuple[str, str, str | None]:
     """Merge ``.mcp.json``, ``CLAUDE.md`` and (in a git checkout) ``.gitignore``; their display paths."""
+    writes = plan_agent_files(directory, workspace)
+    for path, text in writes:
+        _write_text(path, text)
+    gitignore = _display(directory, ".gitignore") if os.path.lexists(Path(directory) / ".git") else None
+    return _display(directory, ".mcp.json"), _display(directory, "CLAUDE.md"), gitignore
+
+
+def plan_agent_files(directory: str, workspace: bool) -> list[tuple[Path, str]]:
+    """Every (path, merged text) ``write_agent_files`` would write, computed before any is written.
+
+    Raises :class:`CceError` when a user file cannot be read or merged safely,
+    so a refusal never leaves one file updated and the next untouched.
+    """
     from cce_core.agents.output_level import output_block
     from cce_core.foundation.config import load_config
 
     root = Path(directory)
     mcp_path = root / ".mcp.json"
-    _write_text(mcp_path, merge_mcp_json(_read_text(mcp_path), workspace))
-
+    writes = [(mcp_path, merge_mcp_json(_read_text(mcp_path), workspace, str(mcp_path)))]
     level = load_config(root).output_level
     claude_path = root / "CLAUDE.md"
-    _write_text(claude_path, merge_claude_md(_read_text(claude_path), claude_block(output_block(level))))
-
-    gitignore = None
+    writes.append((claude_path, merge_claude_md(_read_text(claude_path), claude_block(output_block(level)),
+                                                str(claude_path))))
     if os.path.lexists(root / ".git"):
         gitignore_path = root / ".gitignore"
         merged = merge_gitignore(_read_text(gitignore_path) or "")
         if merged is not None:
-            _write_text(gitignore_path, merged)
-        gitignore = _display(directory, ".gitignore")
-    return _display(directory, ".mcp.json"), _display(directory, "CLAUDE.md"), gitignore
+            writes.append((gitignore_path, merged))
+    return writes
 
 
 def init_project(directory: str, agent: str, build_local: IndexBuilder,
@@ -266,6 +304,7 @@ def init_project(directory: str, agent: str, build_local: IndexBuilder,
                        "no workspace support (cce_core.workspace is missing) — remove the manifest to set up "
                        "a single project")
     warnings: list[str] = []
+    plan_agent_files(directory, workspace)  # a file init would refuse to merge stops it before any work
     index_line = _index_from_sync(Path(directory), remote, force, workspace, warnings)
     if index_line is None and workspace:
         assert build_workspace is not None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,7 +139,7 @@ def load_entries(paths: Iterable[Path]) -> list[MemoryEntry]:
                 continue
             try:
                 entry = _entry_from(json.loads(line, object_pairs_hook=_no_duplicate_keys))
-            except ValueError:
+            except (ValueError, RecursionError):  # a torn or hostile line never hides the others
                 continue
             if entry is not None and entry.id not in seen:
                 seen.add(entry.id)
@@ -167,9 +168,28 @@ def record(path: Path, text: str, tags: Sequence[str] = (), area: str | None = N
     entry = MemoryEntry(ident, safe_text, tuple(tags), safe_area, clock())
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("ab") as fh:  # append-only: one write of one whole line
-        fh.write((entry.to_json_line() + "\n").encode("utf-8"))
+    append_line(path, entry.to_json_line().encode("utf-8"))
     return RecordOutcome(entry, True)
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append ``line`` and its newline to ``path`` in one ``write`` of an ``O_APPEND`` descriptor.
+
+    One system call means two processes appending at once cannot interleave
+    their bytes, and a file whose last line lost its newline (a crash, an
+    editor) gets one first, so the new entry never merges into the torn one.
+    Raises :class:`OSError` when the file cannot be written.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        data = (b"\n" if torn else b"") + line + b"\n"
+        written = os.write(fd, data)
+        while written < len(data):  # only a full disk or a signal splits a regular-file write
+            written += os.write(fd, data[written:])
+    finally:
+        os.close(fd)
 
 
 # --------------------------------------------------------------------------- recall

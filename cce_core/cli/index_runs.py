@@ -76,11 +76,11 @@ def log_index_event(directory: Path, store_path: Path, embedder_name: str, stats
 
 def index_one(directory: Path, store_path: Path, host: PluginHost, embedder: Embedder, *, protect_secrets: bool,
               log_metrics: bool, label: str = "indexing",
-              event_dir: Path | None = None) -> tuple[StoreData, IndexStats]:
-    """Build and save one store with a progress bar, then log its index event."""
+              event_dir: Path | None = None, reuse: bool = True) -> tuple[StoreData, IndexStats]:
+    """Build and save one store with a progress bar, then log its index event (``reuse=False``: rebuild all)."""
     with progress_bar(label) as progress:
         data, stats = index_directory(directory, store_path, host, embedder, protect_secrets=protect_secrets,
-                                      progress=progress)
+                                      progress=progress, reuse=reuse)
     if store_path.resolve() == default_store_path(directory).resolve():
         # The directory's own store is now a local build: a pull marker no longer describes it.
         from cce_core.sync.service import forget_pull
@@ -89,6 +89,41 @@ def index_one(directory: Path, store_path: Path, host: PluginHost, embedder: Emb
     if log_metrics:
         log_index_event(event_dir or directory, store_path, data.embedder or embedder.name, stats)
     return data, stats
+
+
+def skip_reason_line(stats: IndexStats) -> str | None:
+    """``  skip reasons      : *.jsonl log 1 · not UTF-8 2`` — the counted skips by walker reason, or None."""
+    from cce_core.indexing.walker import SkipReason
+
+    parts = [f"{r.label} {stats.skip_counts[r.value]}" for r in SkipReason
+             if r.tally in ("skipped", "walk_errors") and stats.skip_counts.get(r.value)]
+    return f"  skip reasons      : {' · '.join(parts)}" if parts else None
+
+
+def redaction_line(stats: IndexStats) -> str | None:
+    """``  redacted          : 3 values (SECRET 2, AWS_ACCESS_KEY 1)`` — what the redactor replaced, or None.
+
+    Counts cover the files read this run; files reused unchanged from the previous
+    store were redacted when they were first indexed and are not re-read.
+    """
+    total = sum(stats.redactions.values())
+    if not total:
+        return None
+    ordered = sorted(stats.redactions.items(), key=lambda kv: (-kv[1], kv[0]))
+    by_label = ", ".join(f"{label} {n}" for label, n in ordered)
+    noun = "value" if total == 1 else "values"
+    reused = f" · in files read this run ({stats.reused_files} unchanged not re-read)" if stats.reused_files else ""
+    return f"  redacted          : {total} {noun} ({by_label}){reused}"
+
+
+def walk_error_warning(stats: IndexStats, member: str | None = None) -> str | None:
+    """The stderr warning when directories could not be read (their files are missing from the store)."""
+    if not stats.walk_errors:
+        return None
+    plural = "directory" if stats.walk_errors == 1 else "directories"
+    scope = f" in member '{member}'" if member else ""
+    return (f"warning: {stats.walk_errors} {plural}{scope} could not be read; files under them were NOT "
+            "indexed — the index may be incomplete and may differ across machines")
 
 
 def check_member_dirs(root: Path, manifest: Any) -> None:
@@ -108,21 +143,24 @@ class MemberRun:
 
 
 def index_workspace(root: Path, host: PluginHost, embedder: Embedder, *, protect_secrets: bool, log_metrics: bool,
-                    on_member: Callable[[MemberRun], None] | None = None) -> tuple[Any, Any, list[MemberRun]]:
+                    on_member: Callable[[MemberRun], None] | None = None,
+                    allow_outside_root: bool | None = None, reuse: bool = True) -> tuple[Any, Any, list[MemberRun]]:
     """Index every member exactly as ``cce index MEMBER`` would, then write the member graph.
 
-    Returns the manifest, the graph and one :class:`MemberRun` per member.
+    Returns the manifest, the graph and one :class:`MemberRun` per member. A
+    member outside the root is refused unless ``allow_outside_root`` (or, when
+    None, the environment opt-in of ``load_manifest``) says otherwise.
     """
     from cce_core.workspace.manifest import build_graph, load_manifest, save_graph
 
-    manifest = load_manifest(root)
+    manifest = load_manifest(root, allow_outside_root=allow_outside_root)
     check_member_dirs(root, manifest)
     runs: list[MemberRun] = []
     for m in manifest.members:
         member_dir = root / m.path
         store_path = default_store_path(member_dir)
         _data, stats = index_one(member_dir, store_path, host, embedder, protect_secrets=protect_secrets,
-                                 log_metrics=log_metrics, label=f"indexing {m.name}", event_dir=root)
+                                 log_metrics=log_metrics, label=f"indexing {m.name}", event_dir=root, reuse=reuse)
         run = MemberRun(m.name, m.path, store_path, stats)
         runs.append(run)
         if on_member is not None:

@@ -27,6 +27,7 @@ DETAIL_LEVELS = ("signature", "compact", "full")
 OUTPUT_LEVEL_NAMES = ("off", "lite", "standard", "max")
 FOOTER_MODES = ("off", "on", "session")
 KNOWLEDGE_SOURCES = ("code", "knowledge", "both")
+SECRETS_PROFILES = ("strict", "family")  # `family`: the other engines' exact redaction
 
 DEFAULT_RETRIEVAL_DETAIL = "compact"
 DEFAULT_OUTPUT_LEVEL = "standard"
@@ -36,6 +37,7 @@ DEFAULT_KNOWLEDGE_ENABLED = True
 DEFAULT_KNOWLEDGE_MIN_SCORE = 0.30
 DEFAULT_KNOWLEDGE_SOURCE = "both"
 DEFAULT_MARKDOWN_MAX_SECTION_TOKENS = 400
+DEFAULT_SECRETS_PROFILE = "strict"
 
 _U64_MAX = (1 << 64) - 1
 # ASCII-lowercase only, as the reference's enum parsers do.
@@ -55,6 +57,7 @@ class CceConfig:
     knowledge_min_score: float = DEFAULT_KNOWLEDGE_MIN_SCORE
     knowledge_default_source: str = DEFAULT_KNOWLEDGE_SOURCE
     markdown_max_section_tokens: int = DEFAULT_MARKDOWN_MAX_SECTION_TOKENS
+    secrets_profile: str = DEFAULT_SECRETS_PROFILE
 
 
 def config_path(root: Path) -> Path:
@@ -210,7 +213,7 @@ def _compose(text: str) -> Any:
 
     try:
         docs = list(yaml.compose_all(text, Loader=yaml.BaseLoader))
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # load_config refuses deep nesting before it gets here
         return None
     if len(docs) > 1:
         return None
@@ -299,13 +302,31 @@ def parse_config(text: str) -> CceConfig:
     section("mcp", mcp)
     section("markdown", markdown)
     section("knowledge", knowledge)
+    section("secrets", lambda f: _secrets_section(f, values))
     return CceConfig(**values)
 
 
+def _secrets_section(fields: dict[str, Any], values: dict[str, Any]) -> None:
+    """``secrets.profile``: ``strict`` (default) or ``family``; anything else keeps the default."""
+    node = _field(fields, "profile")
+    if node is not None:
+        profile = parse_enum(_as_str(node), SECRETS_PROFILES)
+        if profile is not None:
+            values["secrets_profile"] = profile
+
+
 def load_config(root: Path) -> CceConfig:
-    """The settings of the project at ``root``; a missing or unreadable file means all defaults."""
+    """The settings of the project at ``root``; a missing or unreadable file means all defaults.
+
+    A file nested deeper than any config needs is refused with a :class:`CceError` naming it.
+    """
+    from cce_core.foundation.errors import CceError
+    from cce_core.foundation.nesting import too_deep_message, yaml_too_deep
+
     try:
         text = config_path(root).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return CceConfig()
+    if yaml_too_deep(text):
+        raise CceError(too_deep_message(str(config_path(root))))
     return parse_config(text)

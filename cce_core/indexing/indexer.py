@@ -12,7 +12,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,9 @@ from cce_core.foundation.textrules import estimate_tokens_bytes, token_separated
 from cce_core.hookspecs import Embedder, EmbedderError
 from cce_core.indexing.bm25 import TokenIdEncoder, TokenIds, build_bm25
 from cce_core.indexing.chunker import Chunk, Chunker
+from cce_core.indexing.fingerprint import disowns, record_fingerprint
 from cce_core.indexing.graph import build_edges
-from cce_core.indexing.redactor import redact
+from cce_core.indexing.redactor import DEFAULT_PROFILE, scrub
 from cce_core.indexing.store import FileEntry, StoreData, load_store, save_store
 from cce_core.indexing.walker import walk
 from cce_core.plugins.host import PluginHost
@@ -43,9 +44,15 @@ class IndexStats:
     reused_files: int
     store_bytes: int
     seconds: float
+    # Directories whose files the walk never saw, and every walker skip by reason (SkipReason value → count).
+    walk_errors: int = 0
+    skip_counts: dict[str, int] = field(default_factory=dict)
+    # Values the redactor replaced in the files read this run (label → count); reused files are not re-read.
+    redactions: dict[str, int] = field(default_factory=dict)
 
 
-def store_meta(host: PluginHost, embedder: Embedder, protect_secrets: bool, dim: int) -> dict[str, object]:
+def store_meta(host: PluginHost, embedder: Embedder, protect_secrets: bool, dim: int,
+               secrets_profile: str = "strict") -> dict[str, object]:
     packs = host.packs.packs
     return {
         "engine": "cce-python",
@@ -59,13 +66,22 @@ def store_meta(host: PluginHost, embedder: Embedder, protect_secrets: bool, dim:
         # Any installed plugin can change chunks (an import override, say): reuse needs the same set.
         "plugins": host.plugin_versions(),
         "redaction": protect_secrets,
+        "secrets_profile": secrets_profile if protect_secrets else "off",  # reuse needs the same profile
     }
+
+
+def _configured_profile(root: str | os.PathLike[str]) -> str:
+    """The secrets profile ``root/.cce/config`` chooses (strict unless it says ``family``)."""
+    from cce_core.foundation.config import load_config
+
+    return load_config(Path(root)).secrets_profile
 
 
 def _reusable(previous: StoreData | None, meta: dict[str, object]) -> dict[str, tuple[FileEntry, StoreData]]:
     if previous is None:
         return {}
-    keys = ("embedder", "embed_model", "pack_set", "pack_versions", "plugins", "redaction", "engine_version")
+    keys = ("embedder", "embed_model", "pack_set", "pack_versions", "plugins", "redaction", "secrets_profile",
+            "engine_version")
     same = all(previous.meta.get(k) == meta[k] for k in keys)
     if not same:
         return {}
@@ -80,10 +96,13 @@ def build_index(
     protect_secrets: bool = True,
     previous: StoreData | None = None,
     progress: Callable[[int, int], None] | None = None,
+    secrets_profile: str | None = None,
 ) -> tuple[StoreData, IndexStats]:
+    """Build the store of ``root``; ``secrets_profile`` None means the one ``root/.cce/config`` sets."""
     started = time.perf_counter()
     walked = walk(str(root), protect_secrets=protect_secrets)
-    probe_meta = store_meta(host, embedder, protect_secrets, 0)
+    profile = secrets_profile or _configured_profile(root)
+    probe_meta = store_meta(host, embedder, protect_secrets, 0, profile)
     reusable = _reusable(previous, probe_meta)
     digests = [hashlib.sha256(wf.raw).hexdigest() for wf in walked.files]
     to_chunk = [i for i, wf in enumerate(walked.files)
@@ -91,11 +110,12 @@ def build_index(
     if previous is not None and reusable and not to_chunk and [f.path for f in previous.files] == [
             wf.path for wf in walked.files]:
         dim = previous.embeddings.shape[1] if previous.embeddings.ndim == 2 else 0
-        if store_meta(host, embedder, protect_secrets, dim) == previous.meta:
+        if store_meta(host, embedder, protect_secrets, dim, profile) == previous.meta:
             # Nothing changed: a rebuild would be byte-identical to the store we have.
             return previous, IndexStats(len(previous.files), walked.skipped, walked.sensitive_skipped,
                                         len(previous.chunks), len(previous.files), previous.size_bytes,
-                                        time.perf_counter() - started)
+                                        time.perf_counter() - started, walked.walk_errors,
+                                        {r.value: n for r, n in walked.skip_counts.items()})
 
     # One tokenization serves BM25 and, when the embedder can use it, the vectors. Each
     # chunked file's tokens get their ids as its result arrives, while the workers go on.
@@ -106,7 +126,12 @@ def build_index(
         encoded[to_chunk[k]] = encoder.encode(result[3])
 
     items = [(walked.files[i].path, walked.files[i].text) for i in to_chunk]
-    fresh = dict(zip(to_chunk, _chunk_files(host, items, protect_secrets, progress, encode_result), strict=True))
+    redaction = profile if protect_secrets else None
+    fresh = dict(zip(to_chunk, _chunk_files(host, items, redaction, progress, encode_result), strict=True))
+    redactions: dict[str, int] = {}
+    for result in fresh.values():
+        for label, count in result[4].items():
+            redactions[label] = redactions.get(label, 0) + count
 
     chunks: list[Chunk] = []
     files: list[FileEntry] = []
@@ -126,7 +151,7 @@ def build_index(
             files.append(FileEntry(wf.path, digest, entry.tokens, first, len(block), list(entry.imports)))
             reused_files += 1
         else:
-            file_chunks, imports, tokens, _chunk_tokens = fresh[n]
+            file_chunks, imports, tokens, _chunk_tokens, _redacted = fresh[n]
             chunks.extend(file_chunks)
             id_parts.append(encoded[n])
             new_rows.extend(range(first, len(chunks)))
@@ -156,22 +181,24 @@ def build_index(
     suffixes = [s for p in host.packs.packs for s in p.module_suffixes]
     paths = [f.path for f in files]
     edges = build_edges({f.path: f.imports for f in files}, paths, suffixes)
-    meta = store_meta(host, embedder, protect_secrets, dim)
+    meta = store_meta(host, embedder, protect_secrets, dim, profile)
     data = StoreData(meta, chunks, embeddings, files, edges, bm25)
     stats = IndexStats(len(files), walked.skipped, walked.sensitive_skipped, len(chunks), reused_files, 0,
-                       time.perf_counter() - started)
+                       time.perf_counter() - started, walked.walk_errors,
+                       {r.value: n for r, n in walked.skip_counts.items()})
+    stats.redactions = dict(sorted(redactions.items()))
     return data, stats
 
 
-# chunks, imports, whole-file token estimate, each chunk's tokens (for BM25 and the embedder)
-ChunkedFile = tuple[list[Chunk], list[str], int, list[list[bytes]]]
+# chunks, imports, whole-file token estimate, each chunk's tokens (for BM25 and the embedder), redactions by label
+ChunkedFile = tuple[list[Chunk], list[str], int, list[list[bytes]], dict[str, int]]
 
 # Parallel chunking: worth a second process only for a sizeable amount of text.
 PARALLEL_MIN_FILES = 48
 PARALLEL_MIN_BYTES = 1 << 20
 
 
-def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool, *,
+def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | None, *,
                 pack_tokens: bool = False) -> tuple[list[Chunk], list[str], int, list[Any]]:
     """Redact, chunk and tokenize one file.
 
@@ -179,11 +206,14 @@ def _chunk_text(chunker: Chunker, path: str, text: str, protect_secrets: bool, *
     ``.split()`` gives them (``textrules.token_separated``): that is how a child
     process ships them, since one object pickles far faster than hundreds.
     """
-    clean = redact(text) if protect_secrets else text
+    profile = DEFAULT_PROFILE if redaction is True else redaction  # True: the old boolean flag
+    scrubbed = scrub(text, profile) if profile else None
+    clean = scrubbed.text if scrubbed is not None else text
     result = chunker.chunk_file(path, clean)
     tokens_of = token_separated if pack_tokens else tokenize_bytes
     chunk_tokens = [tokens_of(c.content.encode("utf-8")) for c in result.chunks]
-    return result.chunks, list(result.imports), estimate_tokens_bytes(len(clean.encode("utf-8"))), chunk_tokens
+    return (result.chunks, list(result.imports), estimate_tokens_bytes(len(clean.encode("utf-8"))), chunk_tokens,
+            scrubbed.counts if scrubbed is not None else {})
 
 
 def _worker_count(items: list[tuple[str, str]]) -> int:
@@ -212,11 +242,50 @@ def _shards(items: list[tuple[str, str]], count: int) -> list[list[int]]:
     return shards
 
 
-def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: list[int], protect_secrets: bool,
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent() -> None:
+    """Make this forked worker end as soon as the process that forked it does (no orphan after kill -9).
+
+    On Linux the kernel is asked for SIGKILL on the parent's death
+    (``prctl(PR_SET_PDEATHSIG)``); elsewhere, or if that call fails, a daemon
+    thread polls the parent id. A parent already gone by now ends the worker at once.
+    """
+    import multiprocessing
+    import signal
+    import sys
+    import threading
+
+    parent_process = multiprocessing.parent_process()
+    if parent_process is None or parent_process.pid is None:
+        return
+    parent = parent_process.pid
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            armed = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError, TypeError):
+            armed = False
+    if os.getppid() != parent:
+        os._exit(1)
+    if not armed:
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.2)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
+
+
+def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: list[int], redaction: str | None,
                  conn: Any) -> None:
     """Body of a forked child: chunk its shard and send every result back in one message."""
+    _die_with_parent()
     try:
-        packed = [_chunk_text(chunker, *items[k], protect_secrets, pack_tokens=True) for k in shard]
+        packed = [_chunk_text(chunker, *items[k], redaction, pack_tokens=True) for k in shard]
         conn.send(("ok", packed))
     except BaseException as exc:  # reported by the parent, which owns the error line
         conn.send(("error", exc if isinstance(exc, CceError) else CceError(f"{type(exc).__name__}: {exc}")))
@@ -224,7 +293,7 @@ def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: list[int
         conn.close()
 
 
-def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets: bool,
+def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str | None,
                  progress: Callable[[int, int], None] | None,
                  on_result: Callable[[int, ChunkedFile], None] | None = None) -> list[ChunkedFile]:
     """Redact, chunk and tokenize ``items`` in order, on several processes when it pays off.
@@ -261,14 +330,14 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets
         children = []
         for shard in others:
             receive, send = context.Pipe(duplex=False)
-            child = context.Process(target=_child_shard, args=(chunker, items, shard, protect_secrets, send),
+            child = context.Process(target=_child_shard, args=(chunker, items, shard, redaction, send),
                                     daemon=True)
             child.start()
             send.close()
             children.append((child, receive, shard))
         try:
             for k in own:
-                finished(k, _chunk_text(chunker, *items[k], protect_secrets))
+                finished(k, _chunk_text(chunker, *items[k], redaction))
             for _child, receive, shard in children:
                 try:
                     status, payload = receive.recv()
@@ -277,8 +346,8 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets
                                    "index in one process") from None
                 if status != "ok":
                     raise payload
-                for k, (chunks, imports, tokens, packed) in zip(shard, payload, strict=True):
-                    finished(k, (chunks, imports, tokens, [separated.split() for separated in packed]))
+                for k, (chunks, imports, tokens, packed, redacted) in zip(shard, payload, strict=True):
+                    finished(k, (chunks, imports, tokens, [separated.split() for separated in packed], redacted))
         finally:
             for child, receive, _shard in children:
                 receive.close()
@@ -288,7 +357,7 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], protect_secrets
         return out  # type: ignore[return-value]  # every slot is filled
     chunker = Chunker(host)
     for k, (path, text) in enumerate(items):
-        finished(k, _chunk_text(chunker, path, text, protect_secrets))
+        finished(k, _chunk_text(chunker, path, text, redaction))
     return out  # type: ignore[return-value]
 
 
@@ -318,19 +387,22 @@ def index_directory(
     *,
     protect_secrets: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    reuse: bool = True,
+    secrets_profile: str | None = None,
 ) -> tuple[StoreData, IndexStats]:
-    """Build (reusing what is unchanged) and atomically save the index of ``root``."""
+    """Build (reusing what is unchanged, unless ``reuse`` is off) and atomically save the index of ``root``."""
     started = time.perf_counter()
     previous = None
-    if store_path.is_file():
+    if reuse and store_path.is_file() and not disowns(store_path):  # a store changed behind our back is rebuilt
         try:
             previous = load_store(store_path)
         except CceError:
             previous = None  # a corrupt store is simply rebuilt
     data, stats = build_index(root, host, embedder, protect_secrets=protect_secrets, previous=previous,
-                              progress=progress)
+                              progress=progress, secrets_profile=secrets_profile)
     if data is not previous:  # an unchanged tree keeps its store as it is
         stats.store_bytes = save_store(data, store_path)
+    record_fingerprint(store_path, data.meta)  # after the store: a kill in between leaves a detectable drift
     stats.seconds = time.perf_counter() - started
     data.path = store_path
     data.size_bytes = stats.store_bytes

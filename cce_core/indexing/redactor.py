@@ -24,6 +24,13 @@ works around explicitly:
   checked with an ASCII look-behind plus :func:`_is_rust_word_char` for the rare
   non-ASCII neighbour. (The boundary after a key is implied: the operator that
   must follow is whitespace, ``:`` or ``=``, never a word character.)
+
+That family set is one of two *profiles*. The default, ``strict``
+(:mod:`cce_core.indexing.secret_scanner`), recognises many more formats and
+closes the family's known leaks; ``family`` reproduces the other engines' bytes
+for users who need cross-engine identical stores and Sync artifacts (chosen in
+``.cce/config`` as ``secrets.profile``). :func:`scrub` runs either and also
+reports how many values it replaced, by label.
 """
 
 from __future__ import annotations
@@ -32,8 +39,16 @@ import bisect
 import re
 import string
 import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
 
 from cce_core.foundation.textrules import UNICODE_WHITESPACE_CLASS
+from cce_core.indexing.secret_scanner import MARKER_RE, redact_strict
+
+STRICT = "strict"
+FAMILY = "family"
+PROFILES = (STRICT, FAMILY)
+DEFAULT_PROFILE = STRICT
 
 _PLACEHOLDER = "[REDACTED:{}]"
 _SECRET_PLACEHOLDER = "[REDACTED:SECRET]"
@@ -220,3 +235,40 @@ def redact(text: str) -> str:
     if _may_hold_assignment(text):
         text = _redact_assignments(text)
     return text
+
+
+@dataclass(frozen=True)
+class Scrubbed:
+    """A text after redaction, with how many values each label replaced."""
+
+    text: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def redact_with(text: str, profile: str = DEFAULT_PROFILE) -> str:
+    """Redact ``text`` under ``profile`` (``strict`` or ``family``)."""
+    if profile == FAMILY:
+        return redact(text)
+    if profile == STRICT:
+        return redact_strict(text)
+    raise ValueError(f"unknown secrets profile: {profile!r}")
+
+
+def _labels(text: str) -> Counter[str]:
+    if _GUARD_MARKER not in text:
+        return Counter()
+    return Counter(m[0][len(_GUARD_MARKER) : -1] for m in MARKER_RE.finditer(text))
+
+
+def scrub(text: str, profile: str = DEFAULT_PROFILE) -> Scrubbed:
+    """Redact ``text`` under ``profile`` and count the markers the redaction added, by label.
+
+    Markers the text already held (a doc quoting ``[REDACTED:SECRET]``) are not
+    counted; a value the strict pass re-scrubbed after a provider marker counts
+    once, under the label that remains in the output.
+    """
+    clean = redact_with(text, profile)
+    if clean == text:
+        return Scrubbed(text)
+    added = _labels(clean) - _labels(text)
+    return Scrubbed(clean, dict(sorted(added.items())))

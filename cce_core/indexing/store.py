@@ -229,7 +229,11 @@ class _Sections:
         return arr.reshape(shape) if shape else arr
 
     def json(self, name: str) -> Any:
-        return json.loads(bytes(self.raw(name)).decode("utf-8"))
+        try:
+            return json.loads(bytes(self.raw(name)).decode("utf-8"))
+        except RecursionError:  # a crafted store: refused like any other corruption
+            raise CceError(f"the index section `{name}` is nested too deeply to read — re-run `cce index` to "
+                           "rebuild it") from None
 
 
 class MappedChunks(Sequence[Chunk]):
@@ -355,6 +359,6 @@ def load_store(path: str | os.PathLike[str]) -> StoreData:
         data = MappedStore(header.get("meta", {}), _Sections(buf, 16 + header_len, header["sections"]), p, size)
     except CceError:
         raise
-    except (OSError, ValueError, KeyError, TypeError, IndexError, struct.error) as exc:
+    except (OSError, ValueError, KeyError, TypeError, IndexError, struct.error, RecursionError) as exc:
         raise CceError(f"the index at {p} is unreadable or corrupt ({exc}) — re-run `cce index` to rebuild it") from exc
     return data

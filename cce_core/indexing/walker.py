@@ -7,12 +7,20 @@ machines at one commit see the same files), ``*.jsonl`` logs, files over
 2 MiB, files that are not UTF-8, symbolic links, and — unless protection is
 switched off — sensitive files such as ``.env`` or private keys, which are
 never even opened and are counted on their own.
+
+No single entry can stop the walk: a file whose name is not UTF-8, that cannot
+be read, or a directory that cannot be listed (permissions, a path longer than
+the system allows) is skipped and recorded with its :class:`SkipReason`. The
+traversal keeps its own stack, so a tree thousands of levels deep never
+reaches Python's recursion limit.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import pathspec
 
@@ -23,6 +31,60 @@ PRUNED_DIRS = frozenset({".git", ".cce", "node_modules", ".venv", "venv", "__pyc
 SKIPPED_EXTENSION = "jsonl"
 
 
+class SkipReason(StrEnum):
+    """Why the walker left an entry out; the value is a stable machine name.
+
+    Which total a reason feeds is :attr:`tally`: ``"skipped"`` (the family's
+    ``files skipped`` count), ``"sensitive"`` (``sensitive skipped``),
+    ``"walk_errors"`` (directories whose contents were never seen), or ``None``
+    for exclusions by design that no summary counts (ignored, pruned, links).
+    """
+
+    SENSITIVE = "sensitive"
+    JSONL = "jsonl"
+    TOO_LARGE = "too_large"
+    NOT_UTF8 = "not_utf8"
+    NAME_NOT_UTF8 = "name_not_utf8"
+    UNREADABLE = "unreadable"
+    DIR_UNREADABLE = "dir_unreadable"
+    GITIGNORED = "gitignored"
+    EXCLUDED_DIR = "excluded_dir"
+    SYMLINK = "symlink"
+    NOT_REGULAR = "not_regular"
+
+    @property
+    def label(self) -> str:
+        return _LABELS[self]
+
+    @property
+    def tally(self) -> str | None:
+        return _TALLIES.get(self)
+
+
+_LABELS = {
+    SkipReason.SENSITIVE: "sensitive file",
+    SkipReason.JSONL: "*.jsonl log",
+    SkipReason.TOO_LARGE: "over 2 MiB",
+    SkipReason.NOT_UTF8: "not UTF-8",
+    SkipReason.NAME_NOT_UTF8: "name not UTF-8",
+    SkipReason.UNREADABLE: "unreadable",
+    SkipReason.DIR_UNREADABLE: "directory unreadable",
+    SkipReason.GITIGNORED: "gitignored",
+    SkipReason.EXCLUDED_DIR: "default-excluded directory",
+    SkipReason.SYMLINK: "symbolic link",
+    SkipReason.NOT_REGULAR: "not a regular file",
+}
+_TALLIES = {
+    SkipReason.SENSITIVE: "sensitive",
+    SkipReason.JSONL: "skipped",
+    SkipReason.TOO_LARGE: "skipped",
+    SkipReason.NOT_UTF8: "skipped",
+    SkipReason.NAME_NOT_UTF8: "skipped",
+    SkipReason.UNREADABLE: "skipped",
+    SkipReason.DIR_UNREADABLE: "walk_errors",
+}
+
+
 @dataclass
 class WalkedFile:
     path: str  # relative to the root, "/"-separated
@@ -31,10 +93,43 @@ class WalkedFile:
 
 
 @dataclass
+class SkippedEntry:
+    """One entry the walk left out. ``path`` is shown lossily when the name is not UTF-8."""
+
+    path: str
+    reason: SkipReason
+    bytes: int
+    is_dir: bool = False
+
+
+@dataclass
 class WalkResult:
     files: list[WalkedFile] = field(default_factory=list)
     skipped: int = 0
     sensitive_skipped: int = 0
+    walk_errors: int = 0
+    skip_counts: dict[SkipReason, int] = field(default_factory=dict)
+    skip_bytes: dict[SkipReason, int] = field(default_factory=dict)
+    skips: list[SkippedEntry] = field(default_factory=list)
+
+    def note(self, path: str, reason: SkipReason, size: int = 0, is_dir: bool = False) -> None:
+        """Record one left-out entry under its reason (and the total that reason feeds)."""
+        self.skip_counts[reason] = self.skip_counts.get(reason, 0) + 1
+        self.skip_bytes[reason] = self.skip_bytes.get(reason, 0) + size
+        self.skips.append(SkippedEntry(path, reason, size, is_dir))
+        tally = reason.tally
+        if is_dir and tally == "skipped":
+            tally = "walk_errors"  # a directory left out hides every file beneath it
+        if tally == "skipped":
+            self.skipped += 1
+        elif tally == "sensitive":
+            self.sensitive_skipped += 1
+        elif tally == "walk_errors":
+            self.walk_errors += 1
+
+    def counted_reasons(self) -> list[tuple[SkipReason, int]]:
+        """(reason, count) for every reason that feeds a summary total, in declaration order."""
+        return [(r, self.skip_counts[r]) for r in SkipReason if r.tally and self.skip_counts.get(r)]
 
 
 class _IgnoreRules:
@@ -42,30 +137,30 @@ class _IgnoreRules:
 
     def __init__(self) -> None:
         self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+        self._order: list[str] = []  # bases, shallow first
 
     def load(self, abs_dir: str, rel_dir: str) -> None:
         try:
             with open(os.path.join(abs_dir, ".gitignore"), encoding="utf-8", errors="replace") as fh:
                 lines = fh.read().split("\n")
-        except OSError:
+        except (OSError, ValueError):
             return
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
         if spec.patterns:
             self._specs[rel_dir] = spec
+            self._order = sorted(self._specs, key=lambda b: (b.count("/") + (b != ""), b))
 
     def ignored(self, rel_path: str, is_dir: bool) -> bool:
         if not self._specs:
             return False
         verdict: bool | None = None
-        # Deeper .gitignore files override shallower ones; walk root → leaf.
-        parts = rel_path.split("/")
-        for depth in range(len(parts)):
-            base = "/".join(parts[:depth])
-            spec = self._specs.get(base)
-            if spec is None:
+        # Deeper .gitignore files override shallower ones; only the bases that are
+        # ancestors of the path are consulted (cost independent of the path's depth).
+        for base in self._order:
+            if base and not rel_path.startswith(base + "/"):
                 continue
-            sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            result = spec.check_file(sub)
+            sub = (rel_path[len(base) + 1 :] if base else rel_path) + ("/" if is_dir else "")
+            result = self._specs[base].check_file(sub)
             if result.include is not None:
                 verdict = result.include
         return bool(verdict)
@@ -77,48 +172,111 @@ def rust_extension(name: str) -> str | None:
     return name[dot + 1 :] if dot > 0 else None
 
 
+def nameable(name: str) -> bool:
+    """Whether a file name decoded from the OS is valid UTF-8 (no surrogate escapes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """A printable form of a name that may hold undecodable bytes (``\\xNN`` escapes)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _join(rel_dir: str, name: str) -> str:
+    return f"{rel_dir}/{name}" if rel_dir else name
+
+
 def walk(root: str, protect_secrets: bool = True) -> WalkResult:
     result = WalkResult()
     rules = _IgnoreRules()
     collected: list[WalkedFile] = []
     root = os.path.abspath(root)
-    for abs_dir, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(abs_dir, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir
-        if ".gitignore" in filenames:
+    stack: list[tuple[str, str]] = [(root, "")]  # (absolute dir, "/"-separated path from the root)
+    while stack:
+        abs_dir, rel_dir = stack.pop()
+        try:
+            with os.scandir(abs_dir) as it:
+                entries = list(it)
+        except OSError:
+            # Permission denied, a path too long for the system, a directory gone
+            # mid-walk: everything beneath is missing, so it is counted, not hidden.
+            result.note(rel_dir or ".", SkipReason.DIR_UNREADABLE, 0, True)
+            continue
+        entries.sort(key=lambda e: e.name)
+        if any(e.name == ".gitignore" for e in entries):
             rules.load(abs_dir, rel_dir)
-        keep_dirs = []
-        for d in dirnames:
-            if d in PRUNED_DIRS or d.startswith("."):
-                continue
-            rel = f"{rel_dir}/{d}" if rel_dir else d
-            if os.path.islink(os.path.join(abs_dir, d)) or rules.ignored(rel, True):
-                continue
-            keep_dirs.append(d)
-        dirnames[:] = keep_dirs
-        for name in filenames:
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            full = os.path.join(abs_dir, name)
+        subdirs: list[tuple[str, str]] = []
+        for entry in entries:
+            name = entry.name
             try:
-                st = os.lstat(full)
+                is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
+                is_dir = False
+            if is_dir:
+                rel = _join(rel_dir, name)
+                if not nameable(name):
+                    result.note(_join(rel_dir, shown_name(name)), SkipReason.NAME_NOT_UTF8, 0, True)
+                elif name in PRUNED_DIRS or name.startswith("."):
+                    result.note(rel, SkipReason.EXCLUDED_DIR, 0, True)
+                elif rules.ignored(rel, True):
+                    result.note(rel, SkipReason.GITIGNORED, 0, True)
+                else:
+                    subdirs.append((entry.path, rel))
                 continue
-            if not os.path.stat.S_ISREG(st.st_mode) or rules.ignored(rel, False):
-                continue
-            if protect_secrets and is_sensitive(name):
-                result.sensitive_skipped += 1
-                continue
-            if rust_extension(name) == SKIPPED_EXTENSION or st.st_size > MAX_FILE_BYTES:
-                result.skipped += 1
-                continue
-            try:
-                with open(full, "rb") as fh:
-                    raw = fh.read()
-                text = raw.decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                result.skipped += 1
-                continue
-            collected.append(WalkedFile(rel, raw, text))
+            _visit_file(result, collected, rules, entry, rel_dir, protect_secrets)
+        stack.extend(reversed(subdirs))
     collected.sort(key=lambda f: f.path)
     result.files = collected
     return result
+
+
+def _visit_file(result: WalkResult, collected: list[WalkedFile], rules: _IgnoreRules, entry: os.DirEntry[str],
+                rel_dir: str, protect_secrets: bool) -> None:
+    name = entry.name
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        result.note(_join(rel_dir, shown_name(name)), SkipReason.UNREADABLE)
+        return
+    if not nameable(name):
+        if stat.S_ISREG(st.st_mode):
+            result.note(_join(rel_dir, shown_name(name)), SkipReason.NAME_NOT_UTF8, st.st_size)
+        return
+    rel = _join(rel_dir, name)
+    if stat.S_ISLNK(st.st_mode):
+        result.note(rel, SkipReason.SYMLINK)
+        return
+    if not stat.S_ISREG(st.st_mode):
+        result.note(rel, SkipReason.NOT_REGULAR)
+        return
+    if rules.ignored(rel, False):
+        result.note(rel, SkipReason.GITIGNORED, st.st_size)
+        return
+    if protect_secrets and is_sensitive(name):
+        result.note(rel, SkipReason.SENSITIVE, st.st_size)
+        return
+    if rust_extension(name) == SKIPPED_EXTENSION:
+        result.note(rel, SkipReason.JSONL, st.st_size)
+        return
+    if st.st_size > MAX_FILE_BYTES:
+        result.note(rel, SkipReason.TOO_LARGE, st.st_size)
+        return
+    try:
+        with open(entry.path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        result.note(rel, SkipReason.UNREADABLE, st.st_size)
+        return
+    if len(raw) > MAX_FILE_BYTES:  # grew since it was listed
+        result.note(rel, SkipReason.TOO_LARGE, len(raw))
+        return
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        result.note(rel, SkipReason.NOT_UTF8, len(raw))
+        return
+    collected.append(WalkedFile(rel, raw, text))

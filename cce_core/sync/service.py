@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
+from cce_core.indexing.fingerprint import record_fingerprint
 from cce_core.indexing.store import STORE_DIR, default_store_path, load_store, save_store
 from cce_core.sync.artifact import (
     HASH_EMBEDDER,
@@ -321,6 +322,7 @@ def install_artifact(root: Path, raw: bytes, *, log_metrics: bool = True) -> Art
         os.replace(staged, store)
     finally:
         staged.unlink(missing_ok=True)
+    record_fingerprint(store, data.meta)  # after the store, like every store write
     if log_metrics:
         _log_pull_event(store, data, artifact, len(raw))
     return artifact
@@ -545,6 +547,11 @@ def _checksum_verdict(root: Path, label: str) -> tuple[SyncMarker, str | None]:
             "build — true `artifact == build(sha)` verification needs the source and stays with the "
             "source-holders/CI: `cce sync verify`.)")
     return marker, actual
+
+
+def installed_checksum_verdict(root: Path, label: str) -> tuple[SyncMarker, str | None]:
+    """The checksum-only verdict on one pulled store, for reports that embed it (`cce doctor`)."""
+    return _checksum_verdict(root, label)
 
 
 def verify_checksum_only(root: Path) -> str:

@@ -141,6 +141,10 @@ def _compose_root(text: str) -> Any:
     """
     import yaml
 
+    from cce_core.foundation.nesting import MAX_YAML_DEPTH, yaml_too_deep
+
+    if yaml_too_deep(text):  # refused before composing, which recurses once or more per level
+        raise _Malformed(f"the YAML is nested too deeply to read (more than {MAX_YAML_DEPTH} levels)")
     try:
         docs = list(yaml.compose_all(text, Loader=yaml.BaseLoader))
     except (yaml.YAMLError, RecursionError) as exc:

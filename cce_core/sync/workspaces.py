@@ -222,7 +222,7 @@ def push_workspace(root: Path, host: PluginHost, *, progress: Callable[[str], No
     root = Path(root)
     settings = load_sync_settings(root)
     remote = open_remote(settings)
-    manifest = load_manifest(root)
+    manifest = load_manifest(root, allow_outside_root=False)  # what is published must stay inside
     base = resolve_repo_id(root, settings)
     # The members share the root's checkout: one clean-tree check, one sha, and
     # one branch (a detached HEAD is refused once rather than rewinding `main`
@@ -294,7 +294,7 @@ def pull_workspace(root: Path, *, commit: str | None = None, latest: bool = Fals
     if os.path.lexists(manifest_path(root)) or published is None:
         # Only a missing manifest is replaced by the published one: a damaged
         # local one is the user's to fix, never silently overwritten.
-        manifest = load_manifest(root)
+        manifest = load_manifest(root, allow_outside_root=False)  # a pull never writes outside the root
     else:
         manifest = _bootstrap(root, base, published, warnings)
         save_manifest(manifest, root)
@@ -413,7 +413,8 @@ def _load_consumer(into: Path, out: list[str]) -> tuple[str, _Consumer]:
     """
     # A manifest that does not load is an error rather than silently re-synthesized:
     # its names and paths are how earlier runs laid out this directory.
-    existing = load_manifest(into) if os.path.lexists(manifest_path(into)) else None
+    # Escaping members are read here only to be left out below (path_problem), never followed.
+    existing = load_manifest(into, allow_outside_root=True) if os.path.lexists(manifest_path(into)) else None
     name = existing.name if existing is not None else (Path(os.path.realpath(into)).name or ".")
     consumer = _Consumer(into, [], set(), {})
     for m in existing.members if existing is not None else []:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
@@ -103,21 +103,25 @@ def _has_extension(name: str, ext: str) -> bool:
     return dot > 0 and name[dot + 1 :] == ext
 
 
-def _child_dirs(directory: Path) -> list[Path]:
+def _child_dirs(directory: Path) -> list[tuple[Path, bool]]:
+    """The subdirectories worth visiting, sorted by name, each with whether it is a symbolic link."""
+    from cce_core.indexing.walker import nameable
+
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return []
     out = []
     for entry in entries:
-        if entry.name in _PRUNED_DIRS or entry.name.startswith("."):
+        # A name that is not UTF-8 could not be written into the manifest.
+        if entry.name in _PRUNED_DIRS or entry.name.startswith(".") or not nameable(entry.name):
             continue
         try:
             if entry.is_dir():  # follows symbolic links, as the reference does
-                out.append(entry.name)
+                out.append((entry.name, entry.is_symlink()))
         except OSError:
             continue
-    return [directory / name for name in sorted(out)]
+    return [(directory / name, link) for name, link in sorted(out)]
 
 
 def find_gemspec(directory: Path) -> Path | None:
@@ -170,7 +174,7 @@ def _package_json_name(path: Path) -> str | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     name = value.get("name") if isinstance(value, dict) else None
     return name if isinstance(name, str) else None
@@ -199,38 +203,73 @@ def classify(directory: Path) -> tuple[str, str] | None:
 
 def detect_members(root: Path) -> list[Member]:
     found: list[tuple[str, str, str, str]] = []  # path, type, package, basename
+    base = os.path.realpath(root)
     # Real paths of the directories being descended: a symbolic link back to one
-    # of them would otherwise be walked forever.
-    ancestors = {os.path.realpath(root)}
+    # of them would otherwise be walked forever. The descent keeps its own stack
+    # (a tree thousands of levels deep must not reach the recursion limit): a
+    # ("leave", real path) entry is popped once that directory's subtree is done.
+    ancestors = {base}
+    stack: list[tuple[str, Path, str]] = []  # (action, directory, its real path)
 
-    def visit(directory: Path) -> None:
-        real = os.path.realpath(directory)
-        if real in ancestors:
-            return
-        hit = classify(directory)
+    def push_children(directory: Path, real: str) -> None:
+        # A real path is resolved only through a link: elsewhere it extends the parent's, so a
+        # deep tree costs no more than its size.
+        for child, link in reversed(_child_dirs(directory)):
+            stack.append(("visit", child, os.path.realpath(child) if link else os.path.join(real, child.name)))
+
+    push_children(root, base)
+    while stack:
+        action, directory, real = stack.pop()
+        if action == "leave":
+            ancestors.discard(real)
+            continue
+        if real in ancestors or not _inside(real, base):
+            continue  # a loop, or a link out of the workspace (whose members stay inside)
+        try:
+            hit = classify(directory)
+        except OSError:  # a path longer than the system allows, a directory gone meanwhile
+            continue
         if hit is not None:
             rel = directory.relative_to(root).as_posix()
             found.append((rel, hit[0], hit[1], directory.name))
-            return  # members do not nest
+            continue  # members do not nest
         ancestors.add(real)
-        for child in _child_dirs(directory):
-            visit(child)
-        ancestors.discard(real)
-
-    for child in _child_dirs(root):
-        visit(child)
+        stack.append(("leave", directory, real))
+        push_children(directory, real)
     if not found:
         hit = classify(root)
         if hit is not None:
             found.append((".", hit[0], hit[1], root.name))
     found.sort(key=lambda d: d[0])
-    seen: dict[str, int] = {}
-    members = []
-    for rel, kind, package, basename in found:
-        seen[basename] = seen.get(basename, 0) + 1
-        name = basename if seen[basename] == 1 else f"{basename}-{seen[basename]}"
-        members.append(Member(name, rel, kind, package))
-    return members
+    return [Member(name, rel, kind, package)
+            for name, (rel, kind, package, _basename) in zip(_unique_names([d[3] for d in found]), found,
+                                                             strict=True)]
+
+
+def _unique_names(basenames: list[str]) -> list[str]:
+    """One distinct member name per basename, in order: repeats get the smallest free ``-N`` (N >= 2).
+
+    A minted name never equals another member's own basename, so ``a/widget``,
+    ``b/widget`` and a directory really named ``widget-2`` give ``widget``,
+    ``widget-3`` and ``widget-2``.
+    """
+    reserved = set(basenames)
+    used: set[str] = set()
+    names = []
+    for basename in basenames:
+        name = basename
+        if name in used:
+            n = 2
+            while f"{basename}-{n}" in used or f"{basename}-{n}" in reserved:
+                n += 1
+            name = f"{basename}-{n}"
+        used.add(name)
+        names.append(name)
+    return names
+
+
+def _inside(path: str, base: str) -> bool:
+    return path == base or os.path.commonpath([path, base]) == base
 
 
 def build_manifest(root: Path) -> Manifest:
@@ -271,6 +310,10 @@ def parse_manifest(text: str) -> Manifest:
     """Read a manifest. Every scalar stays a string (``yes``, ``on`` and ``010`` are text)."""
     import yaml
 
+    from cce_core.foundation.nesting import MAX_YAML_DEPTH, yaml_too_deep
+
+    if yaml_too_deep(text):
+        raise _invalid(f"nested more than {MAX_YAML_DEPTH} levels deep — refusing to read it")
     try:
         raw = yaml.load(text, Loader=yaml.BaseLoader)
     except yaml.MarkedYAMLError as exc:
@@ -281,6 +324,8 @@ def parse_manifest(text: str) -> Manifest:
         raise _invalid(detail) from exc
     except yaml.YAMLError as exc:
         raise _invalid(" ".join(str(exc).split())) from exc
+    except RecursionError:  # the pre-scan makes this unreachable; kept as a last guard
+        raise _invalid("nested too deeply to read") from None
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -313,12 +358,62 @@ def parse_manifest(text: str) -> Manifest:
     return Manifest(name, members, int(version_text))
 
 
-def load_manifest(root: Path) -> Manifest:
+ALLOW_OUTSIDE_ENV = "CCE_ALLOW_OUTSIDE_ROOT"
+"""Set to ``1`` to let a LOCAL manifest name members outside its root (``cce index --allow-outside-root``)."""
+
+
+def outside_root_allowed() -> bool:
+    """Whether the user opted in to members outside the root for this process."""
+    return os.environ.get(ALLOW_OUTSIDE_ENV, "").strip() == "1"
+
+
+def member_path_problem(root: Path, rel: str) -> str | None:
+    """Why the member path ``rel`` is not a directory inside ``root``; None when it is.
+
+    Refused: an empty path, an absolute one, a ``..`` segment (either
+    separator), and a path whose directory or ``.cce`` store directory resolves
+    (after symbolic links) outside the root.
+    """
+    if not rel or "\0" in rel:
+        return "has an empty or unreadable path"
+    if rel.startswith(("/", "\\")) or PureWindowsPath(rel).drive or os.path.isabs(rel):
+        return f"has an absolute path `{rel}`"
+    if ".." in rel.replace("\\", "/").split("/"):
+        return f"has a path `{rel}` that climbs out of the workspace with `..`"
+    base = os.path.realpath(root)
+    member = os.path.join(base, rel)
+    for target in (member, os.path.join(member, WORKSPACE_DIR)):
+        if not _inside(os.path.realpath(target), base):
+            return f"has a path `{rel}` that leads through a symbolic link out of the workspace"
+    return None
+
+
+def check_member_paths(root: Path, manifest: Manifest, allow_outside_root: bool = False) -> None:
+    """Raise :class:`CceError` for the first member whose path leaves ``root`` (unless allowed)."""
+    if allow_outside_root:
+        return
+    for m in manifest.members:
+        problem = member_path_problem(root, m.path)
+        if problem is not None:
+            raise CceError(f"workspace member '{m.name}' {problem}; refused, nothing is read or written outside "
+                           f"{root} (for a local manifest that means it: --allow-outside-root or "
+                           f"{ALLOW_OUTSIDE_ENV}=1)")
+
+
+def load_manifest(root: Path, *, allow_outside_root: bool | None = None) -> Manifest:
+    """The manifest at ``root``, every member inside the root.
+
+    ``allow_outside_root`` None follows :func:`outside_root_allowed`; Sync
+    passes False, since a manifest it installed came from someone else.
+    """
     path = manifest_path(root)
     text = _read_text(Path(path))
     if text is None:
         raise CceError(f"no workspace manifest at {path} — run `cce workspace init` first")
-    return parse_manifest(text)
+    manifest = parse_manifest(text)
+    allowed = outside_root_allowed() if allow_outside_root is None else allow_outside_root
+    check_member_paths(root, manifest, allowed)
+    return manifest
 
 
 def save_manifest(manifest: Manifest, root: Path) -> str:
@@ -361,7 +456,7 @@ def deps_from_gemfile(text: str) -> list[str]:
 def deps_from_package_json(text: str) -> list[str]:
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
     if not isinstance(value, dict):
         return []
@@ -418,6 +513,8 @@ def parse_graph(text: str) -> WorkspaceGraph:
             if not isinstance(e, dict) or not all(isinstance(e.get(k), str) for k in ("from", "to", "via")):
                 raise ValueError("each edge needs string from, to and via")
             edges.append(Edge(e["from"], e["to"], e["via"]))
+    except RecursionError:
+        raise CceError("invalid workspace-graph.json: nested too deeply to read") from None
     except ValueError as exc:
         raise CceError(f"invalid workspace-graph.json: {exc}") from exc
     return WorkspaceGraph(members, edges)

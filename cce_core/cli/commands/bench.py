@@ -27,11 +27,16 @@ def bench(
     queries: Annotated[Path | None, typer.Option(help="JSON query set to use instead of the built-in one.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write a Markdown report here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
+    store: Annotated[
+        Path | None, typer.Option(help="Accepted for compatibility with the other engines and ignored: the bench "
+                                       "always indexes REPO_DIR in memory.")
+    ] = None,
 ) -> None:
     """Index REPO_DIR in memory and measure recall, token savings and latency."""
     from cce_core.evaluation.bench import run_bench
     from cce_core.indexing.store import atomic_write
 
+    del store  # the family accepts --store here and never reads it
     require_dir(repo_dir)
     host = command_host()
     report = run_bench(repo_dir, lang=lang, name=name, commit=commit, queries_file=queries, host=host,

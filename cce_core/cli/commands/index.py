@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cce_core.cli.shared import command_host, require_dir
 from cce_core.foundation.errors import CceError
+
+if TYPE_CHECKING:
+    from cce_core.indexing.indexer import IndexStats
 
 
 def register(app: typer.Typer) -> None:
@@ -30,13 +33,28 @@ def index(
     workspace: Annotated[
         bool, typer.Option("--workspace", help="Index every member of the workspace at DIRECTORY into its own store.")
     ] = False,
+    plan: Annotated[
+        bool, typer.Option("--plan", help="Only walk DIRECTORY and show what would be indexed and skipped; write "
+                                          "nothing.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="With --plan: print the plan as JSON.")] = False,
+    allow_outside_root: Annotated[
+        bool, typer.Option("--allow-outside-root", help="With --workspace: let this LOCAL manifest name members "
+                                                        "outside the workspace root (never a published one).")
+    ] = False,
 ) -> None:
     """Walk DIRECTORY, chunk every file, embed the chunks and save the index."""
-    from cce_core.cli.index_runs import index_one
+    from cce_core.cli.index_runs import index_one, redaction_line
     from cce_core.indexing.store import default_store_path
 
+    if as_json and not plan:
+        raise CceError("--json goes with --plan")
+    if plan:
+        _plan(directory, store, embedder, allow_secrets, workspace, as_json)
+        return
     if workspace:
-        _index_workspace(directory if directory is not None else Path("."), embedder, allow_secrets, no_metrics)
+        _index_workspace(directory if directory is not None else Path("."), embedder, allow_secrets, no_metrics,
+                         allow_outside_root)
         return
     if directory is None:
         raise CceError("index requires a directory (or pass --workspace)")
@@ -56,20 +74,63 @@ def index(
     typer.echo(f"  files indexed     : {stats.files_indexed}")
     typer.echo(f"  files skipped     : {stats.files_skipped}")
     typer.echo(f"  sensitive skipped : {stats.sensitive_skipped}")
+    if (redacted := redaction_line(stats)) is not None:  # only when something was redacted
+        typer.echo(redacted)
+    if stats.walk_errors:  # only when nonzero: the usual summary stays the family's
+        typer.echo(f"  walk errors       : {stats.walk_errors}")
     typer.echo(f"  total chunks      : {stats.total_chunks}")
     typer.echo(f"  embedder          : {emb.name}")
     typer.echo(f"  store             : {store_path}")
     typer.echo(f"  elapsed           : {stats.seconds:.3f}s")
+    _report_skips(stats)
 
 
-def _index_workspace(root: Path, embedder: str, allow_secrets: bool, no_metrics: bool) -> None:
+def _report_skips(stats: IndexStats, member: str | None = None) -> None:
+    """The skip counts by reason (stdout) and the unreadable-directory warning (stderr)."""
+    from cce_core.cli.index_runs import skip_reason_line, walk_error_warning
+
+    line = skip_reason_line(stats) if member is None else None
+    if line:
+        typer.echo(line)
+    warning = walk_error_warning(stats, member)
+    if warning:
+        typer.echo(warning, err=True)
+
+
+def _plan(directory: Path | None, store: Path | None, embedder: str, allow_secrets: bool, workspace: bool,
+          as_json: bool) -> None:
+    """``--plan``: walk only (the indexer's own walker), print what the run would take in and leave out."""
+    import json
+
+    from cce_core.cli.commands import write_utf8
+    from cce_core.indexing.plan import plan_index
+    from cce_core.indexing.store import default_store_path
+
+    if workspace:
+        raise CceError("--plan takes one directory; run it on each workspace member")
+    if directory is None:
+        raise CceError("index --plan requires a directory")
+    require_dir(directory)
+    host = command_host()
+    dim = host.embedder(embedder).dim  # never contacted: the plan embeds nothing
+    result = plan_index(directory, host, protect_secrets=not allow_secrets, embed_dim=dim,
+                        store_path=store if store is not None else default_store_path(directory))
+    if as_json:
+        write_utf8(json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        write_utf8(result.render())
+
+
+def _index_workspace(root: Path, embedder: str, allow_secrets: bool, no_metrics: bool,
+                     allow_outside_root: bool = False) -> None:
     """Index each member exactly as ``cce index MEMBER`` would, then write the member graph."""
     from cce_core.cli.index_runs import MemberRun, check_member_dirs, index_workspace
     from cce_core.workspace.manifest import graph_path, load_manifest
 
     if not root.is_dir():
         raise CceError(f"not a directory: {root}")
-    manifest = load_manifest(root)  # before plugin discovery: a bad manifest fails fast
+    opt_in = True if allow_outside_root else None  # None: the CCE_ALLOW_OUTSIDE_ROOT environment decides
+    manifest = load_manifest(root, allow_outside_root=opt_in)  # before plugin discovery: a bad manifest fails fast
     check_member_dirs(root, manifest)
     host = command_host()
     emb = host.ready_embedder(embedder, "index")
@@ -81,9 +142,11 @@ def _index_workspace(root: Path, embedder: str, allow_secrets: bool, no_metrics:
         shown = os.path.join(str(root), run.path, *run.store_path.relative_to(root / run.path).parts)
         counts = f"files {run.stats.files_indexed:>4} · chunks {run.stats.total_chunks:>4}"
         typer.echo(f"  {run.name:<16} {counts} · {shown}")
+        _report_skips(run.stats, run.name)
 
     _manifest, graph, runs = index_workspace(root, host, emb, protect_secrets=not allow_secrets,
-                                             log_metrics=not no_metrics, on_member=report)
+                                             log_metrics=not no_metrics, on_member=report,
+                                             allow_outside_root=opt_in)
     total_files = sum(r.stats.files_indexed for r in runs)
     total_chunks = sum(r.stats.total_chunks for r in runs)
     typer.echo(f"workspace totals: files {total_files} · chunks {total_chunks}")

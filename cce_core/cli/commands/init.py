@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,21 +22,25 @@ def init(
                                       "locally (configures it, like cce sync init).")
     ] = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Force the index refresh when it is pulled from a sync remote.")
+        bool, typer.Option("--force", help="Force the index refresh: a sync pull past the overwrite guard, or a "
+                                           "local rebuild from scratch (no reuse of the previous store).")
     ] = False,
 ) -> None:
     """Build (or pull) the index, register `cce mcp` in .mcp.json and add the guidance block to CLAUDE.md."""
     from cce_core.agents.init_files import check_request, init_project
 
     check_request(directory, agent)  # before plugin discovery, so a typo fails fast
-    result = init_project(directory, agent, _build_local_index, _workspace_builder(), remote=remote, force=force)
+    workspace_builder = _workspace_builder()
+    result = init_project(directory, agent, partial(_build_local_index, reuse=not force),
+                          partial(workspace_builder, reuse=not force) if workspace_builder else None,
+                          remote=remote, force=force)
     for warning in result.warnings:
         sys.stderr.write(warning + "\n")
     sys.stderr.flush()
     sys.stdout.write(result.report())
 
 
-def _build_local_index(root: Path) -> tuple[int, int]:
+def _build_local_index(root: Path, *, reuse: bool = True) -> tuple[int, int]:
     """What ``cce index ROOT`` does: hash embedder, secret protection on, one index event in the log."""
     from cce_core.cli.index_runs import index_one
     from cce_core.cli.shared import command_host
@@ -43,7 +48,7 @@ def _build_local_index(root: Path) -> tuple[int, int]:
 
     host = command_host()
     _data, stats = index_one(root, default_store_path(root), host, host.embedder("hash"), protect_secrets=True,
-                             log_metrics=True)
+                             log_metrics=True, reuse=reuse)
     return stats.files_indexed, stats.total_chunks
 
 
@@ -54,12 +59,12 @@ def _workspace_builder():
     return _build_workspace_index if find_spec("cce_core.workspace.manifest") is not None else None
 
 
-def _build_workspace_index(root: Path) -> tuple[int, int]:
+def _build_workspace_index(root: Path, *, reuse: bool = True) -> tuple[int, int]:
     """What ``cce index --workspace ROOT`` does: every member into its own store, then the member graph."""
     from cce_core.cli.index_runs import index_workspace
     from cce_core.cli.shared import command_host
 
     host = command_host()
     _manifest, _graph, runs = index_workspace(root, host, host.embedder("hash"), protect_secrets=True,
-                                              log_metrics=True)
+                                              log_metrics=True, reuse=reuse)
     return sum(r.stats.files_indexed for r in runs), sum(r.stats.total_chunks for r in runs)

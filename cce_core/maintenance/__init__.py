@@ -1,0 +1,1 @@
+"""The health and upkeep of an installation: ``cce doctor`` and ``cce update``."""

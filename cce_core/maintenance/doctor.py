@@ -1,0 +1,336 @@
+"""``cce doctor``: is this index healthy, and was it built the way this engine would build it?
+
+A store can be damaged (a flipped byte, a truncated copy), modified behind
+the engine's back, or built under another configuration (another embedder,
+another pack set, another token rule) — and search keeps answering, only
+worse. The doctor reads a store, its fingerprint (``indexing.fingerprint``),
+the sync marker of a pulled store and the knowledge store, compares them with
+this installation, and explains every finding:
+
+- ``ok``: checked and fine;
+- ``advisory``: worth knowing, nothing wrong (an old store without a
+  fingerprint, secret protection off, a store built with a model server);
+- ``FAIL``: definite corruption or drift; the command exits 1.
+
+It never writes anything and never touches the network.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cce_core.default_plugins.hash_embedder import EMBED_DIM
+from cce_core.foundation.errors import CceError
+from cce_core.foundation.textrules import TOKEN_ESTIMATOR_ID
+from cce_core.indexing.fingerprint import (
+    BLOCK_NESTING_LIMIT,
+    HASH_EMBEDDER,
+    MARKDOWN_SECTION_TOKENS,
+    Fingerprint,
+    file_sha256,
+    load_fingerprint,
+)
+from cce_core.indexing.store import StoreData, default_store_path, load_store
+
+NO_FINGERPRINT_NOTICE = ("no fingerprint recorded (store built before fingerprints existed) — re-index to enable "
+                         "drift detection")
+FAILED_MESSAGE = "doctor found definite corruption or config drift (see above)"
+KNOWLEDGE_SCHEMA = "cce.knowledge/v1"
+_LABEL_WIDTH = 10
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+@dataclass
+class DoctorReport:
+    """The rendered report and the counts that decide the exit code."""
+
+    lines: list[str] = field(default_factory=list)
+    failures: int = 0
+    advisories: int = 0
+    stores: int = 0
+
+    @property
+    def healthy(self) -> bool:
+        return self.failures == 0
+
+    def text(self) -> str:
+        return "".join(line + "\n" for line in self.lines)
+
+    def line(self, text: str) -> None:
+        self.lines.append(text)
+
+    def _finding(self, label: str, message: str) -> None:
+        first, *rest = message.split("\n")
+        self.lines.append(f"  {label:<{_LABEL_WIDTH}}{first}")
+        self.lines.extend(" " * (2 + _LABEL_WIDTH) + more.strip() for more in rest)
+
+    def ok(self, message: str) -> None:
+        self._finding("ok", message)
+
+    def advisory(self, message: str) -> None:
+        self.advisories += 1
+        self._finding("advisory", message)
+
+    def fail(self, message: str) -> None:
+        self.failures += 1
+        self._finding("FAIL", message)
+
+    def summary(self) -> None:
+        self.line(f"summary: {_plural(self.stores, 'store')} checked · {_plural(self.failures, 'failure')} · "
+                  f"{_plural(self.advisories, 'advisory', 'advisories')}")
+
+
+@dataclass(frozen=True)
+class Installation:
+    """What this installation would build with now: the fingerprint fields drift is judged against."""
+
+    pack_set: str
+    tokenizer: str = TOKEN_ESTIMATOR_ID
+    block_nesting_limit: int = BLOCK_NESTING_LIMIT
+    markdown_section_tokens: int = MARKDOWN_SECTION_TOKENS
+    hash_dim: int = EMBED_DIM
+
+
+def current_installation() -> Installation:
+    """The installed plugins' pack set and the engine's pinned identities."""
+    from cce_core.plugins.host import default_host
+
+    return Installation(pack_set=default_host().packs.pack_set_id)
+
+
+def run_doctor(*, directory: Path | None = None, store: Path | None = None,
+               installation: Installation | None = None) -> DoctorReport:
+    """Check one store (``store``), or a project root or workspace (``directory``, default ``.``).
+
+    Usage errors (no such directory, nothing to check) raise ``CceError``;
+    every finding, failures included, is part of the returned report.
+    """
+    report = DoctorReport()
+    if store is not None:
+        report.line(f"cce doctor — store {store}")
+        if not store.is_file():
+            raise CceError(f"no store at {store} — index first (`cce index <dir>`)")
+        _check_store(store, report, installation or current_installation())
+        report.stores = 1
+        report.summary()
+        return report
+    root = directory if directory is not None else Path(".")
+    if not root.is_dir():
+        raise CceError(f"not a directory: {root}")
+    from cce_core.workspace.manifest import load_manifest, manifest_path
+
+    if Path(manifest_path(root)).exists():
+        try:
+            manifest = load_manifest(root)
+        except CceError as exc:
+            report.line(f"cce doctor — {root}")
+            report.fail(f"the workspace manifest is present but unreadable: {exc}\nfix or remove "
+                        f"{manifest_path(root)} — the doctor does not fall back to checking a single directory "
+                        "past a broken manifest")
+            report.summary()
+            return report
+        members = manifest.members
+        report.line(f"cce doctor — workspace {manifest.name} ({_plural(len(members), 'member')})")
+        installed = installation or current_installation()
+        for member in members:
+            report.line(f"{member.name}:")
+            member_dir = root / member.path
+            _check_store(default_store_path(member_dir), report, installed)
+            _check_sync_marker(member_dir, report)
+        _check_knowledge(root, report)
+        report.stores = len(members)
+        report.summary()
+        return report
+    store_path = default_store_path(root)
+    has_knowledge = _has_knowledge(root)
+    report.line(f"cce doctor — {root}")
+    if not store_path.exists() and not has_knowledge:
+        raise CceError(f"no store at {store_path} — index first (`cce index {root}`)")
+    if store_path.exists():
+        _check_store(store_path, report, installation or current_installation())
+        _check_sync_marker(root, report)
+        report.stores = 1
+    _check_knowledge(root, report)
+    report.summary()
+    return report
+
+
+# --------------------------------------------------------------------------- the store
+
+
+def _check_store(store_path: Path, report: DoctorReport, installed: Installation) -> None:
+    """Does the store parse and hold usable vectors, and does its fingerprint match it and us?"""
+    try:
+        store_sha = file_sha256(store_path)
+    except OSError as exc:
+        report.fail(f"store could not be read ({store_path}): {exc.strerror or exc} — index it first "
+                    "(`cce index <dir>`)")
+        return
+    data = _parse_store(store_path, report)
+    try:
+        recorded = load_fingerprint(store_path)
+    except CceError as exc:
+        report.fail(f"{exc} — corruption; re-index to rewrite the fingerprint")
+        return
+    if recorded is None:
+        report.advisory(NO_FINGERPRINT_NOTICE)
+        return
+    _check_fingerprint(recorded, store_sha, data, report, installed)
+
+
+def _parse_store(store_path: Path, report: DoctorReport) -> StoreData | None:
+    """Load the store and touch every section a search reads; report what it holds."""
+    try:
+        data = load_store(store_path)
+        _ = data.bm25, data.chunk_ids
+        rows, dim = data.embedding_rows()
+        finite = bool(rows == 0 or _all_finite(data))
+    except (CceError, ValueError) as exc:
+        report.fail(f"store cannot be parsed: {exc} — corruption; re-index (or `cce sync pull --force`)")
+        return None
+    report.ok(f"store parses: {_plural(len(data.chunk_ids), 'chunk')} across {_plural(len(data.files), 'file')} "
+              f"(embedder {data.embedder or HASH_EMBEDDER})")
+    if rows and not dim:
+        report.fail(f"{_plural(rows, 'chunk')} carr{'ies' if rows == 1 else 'y'} EMPTY embeddings — no vector "
+                    "signal at all; re-index")
+    elif data.embedder == HASH_EMBEDDER and rows and dim != EMBED_DIM:
+        report.fail(f"hash-embedder store has {dim}-dim vectors but this engine embeds queries at {EMBED_DIM} — "
+                    "cosine scores would be meaningless; re-index")
+    if not finite:
+        report.fail("the embedding matrix holds NaN or infinite values — the store is damaged; re-index")
+    return data
+
+
+def _all_finite(data: StoreData) -> bool:
+    import numpy as np
+
+    return bool(np.isfinite(data.embeddings).all())
+
+
+def _check_fingerprint(fp: Fingerprint, store_sha: str, data: StoreData | None, report: DoctorReport,
+                       installed: Installation) -> None:
+    """The recorded build configuration against the store's bytes and this installation, field by field."""
+    if not fp.intact:
+        report.fail("fingerprint self-checksum mismatch — the fingerprint file was edited or damaged, so none of "
+                    "its fields can be trusted; re-index to rewrite it")
+        return
+    if fp.store_sha256 != store_sha:
+        report.fail("store bytes do not match the fingerprint — the store was modified or rebuilt without updating "
+                    "it (by hand, by another tool, or a run killed between the two writes); re-index to realign")
+    drift = 0
+    if data is not None and fp.embedder != (data.embedder or HASH_EMBEDDER):
+        drift += 1
+        report.fail(f"embedder drift: the fingerprint records `{fp.embedder}` but the store declares "
+                    f"`{data.embedder}` — its vectors may come from another embedding space, which makes cosine "
+                    "scores meaningless; re-index")
+    if fp.embedder == HASH_EMBEDDER and fp.embed_dim != installed.hash_dim:
+        drift += 1
+        report.fail(f"embedding dimensions changed: built at {fp.embed_dim}, this engine embeds at "
+                    f"{installed.hash_dim} — vector scores would compare different spaces; re-index")
+    if fp.pack_set != installed.pack_set:
+        drift += 1
+        report.fail(f"chunker changed: the store was built with packs `{fp.pack_set}`, this installation has "
+                    f"`{installed.pack_set}` — chunk ids may not be reproducible; re-index to realign")
+    if fp.tokenizer != installed.tokenizer:
+        drift += 1
+        report.fail(f"tokenizer rule changed (`{fp.tokenizer}` vs `{installed.tokenizer}`) — token counts, chunk "
+                    "budgets and savings figures drift; re-index to realign")
+    if fp.block_nesting_limit != installed.block_nesting_limit:
+        drift += 1
+        report.fail(f"document nesting limit changed ({fp.block_nesting_limit} vs {installed.block_nesting_limit})"
+                    " — deeply nested documents would chunk differently; re-index to realign")
+    if fp.markdown_section_tokens != installed.markdown_section_tokens:
+        report.advisory(f"document section budget differs ({fp.markdown_section_tokens} vs the default "
+                        f"{installed.markdown_section_tokens}) — knowledge sections may split elsewhere")
+    if not fp.redaction:
+        report.advisory("built with --allow-secrets (secret protection OFF) — sensitive files and raw secrets may "
+                        "be stored verbatim")
+    if fp.embedder != HASH_EMBEDDER:
+        report.advisory(f"built with the `{fp.embedder}` embedder: searching needs it installed (and its server "
+                        "reachable, if it has one), and the store cannot be shared through `cce sync`")
+    if drift == 0:
+        from cce_core import __version__
+
+        note = "" if fp.engine_version == __version__ else f" — built by cce {fp.engine_version}, config unchanged"
+        report.ok(f"fingerprint matches this installation ({fp.embedder}/{fp.embed_dim} · packs `{fp.pack_set}` · "
+                  f"{fp.tokenizer}{note})")
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+def _check_sync_marker(directory: Path, report: DoctorReport) -> None:
+    """A pulled store's bytes against the checksum its pull recorded; a local build has no marker."""
+    from cce_core.sync.service import NO_RECORD_NOTICE, installed_checksum_verdict, load_marker, short_checksum
+
+    if load_marker(directory) is None:
+        report.ok("provenance: local build (no sync marker)")
+        return
+    try:
+        marker, actual = installed_checksum_verdict(directory, "this store")
+    except CceError as exc:
+        report.fail(str(exc))
+        return
+    if actual is None:
+        report.advisory(NO_RECORD_NOTICE)
+    else:
+        report.ok(f"pulled store bytes match the install record ({marker.repo_id}@{marker.sha} · "
+                  f"{short_checksum(actual)})")
+
+
+# --------------------------------------------------------------------------- knowledge
+
+
+def _knowledge_store_module() -> Any | None:
+    """``cce_core.knowledge.store`` when this engine has a knowledge store."""
+    if importlib.util.find_spec("cce_core.knowledge") is None:
+        return None
+    if importlib.util.find_spec("cce_core.knowledge.store") is None:
+        return None
+    import cce_core.knowledge.store as knowledge_store
+
+    return knowledge_store
+
+
+def _has_knowledge(root: Path) -> bool:
+    """Whether ``root`` has a knowledge store (a damaged pointer counts: it is something to report)."""
+    knowledge = _knowledge_store_module()
+    if knowledge is None:
+        return False
+    try:
+        return knowledge.current_snapshot(root) is not None
+    except CceError:
+        return True
+
+
+def _check_knowledge(root: Path, report: DoctorReport) -> None:
+    """The knowledge store's contract and integrity; silent when the root has none."""
+    knowledge = _knowledge_store_module()
+    if knowledge is None:
+        return
+    try:
+        snapshot = knowledge.current_snapshot(root)
+    except CceError as exc:
+        report.line("knowledge:")
+        report.fail(f"knowledge store cannot be loaded: {exc} — re-ingest or re-pull")
+        return
+    if snapshot is None:
+        return
+    report.line("knowledge:")
+    try:
+        store = knowledge.load_store(root)
+    except CceError as exc:
+        report.fail(f"knowledge store cannot be loaded: {exc} — re-ingest or re-pull")
+        return
+    if store.schema != KNOWLEDGE_SCHEMA:
+        report.fail(f"knowledge contract mismatch: the store says `{store.schema}`, this engine reads "
+                    f"`{KNOWLEDGE_SCHEMA}` — re-ingest the feed (or re-pull the corpus)")
+        return
+    report.ok(f"contract {store.schema} · snapshot {store.snapshot} · {_plural(int(store.records), 'record')} · "
+              f"{_plural(len(store.chunks), 'chunk')}")
