@@ -171,3 +171,11 @@ def test_direction_rule():
     assert direction(-0.01) == "down"
     assert direction(0.0) == "flat"
     assert direction(1e-12) == direction(-1e-12) == "flat"
+
+
+def test_recent_rows_carry_knowledge_counts_only_when_knowledge_was_served():
+    lines = [_line(event="search", ts="2026-07-01T00:00:00Z", id="code", result_count=2),
+             _line(event="search", ts="2026-07-01T01:00:00Z", id="both", result_count=1, knowledge_results=2)]
+    recent = aggregate(parse_log("\n".join(lines)).events, NOW)["recent_searches"]
+    assert recent[0]["id"] == "both" and recent[0]["knowledge_results"] == 2
+    assert recent[1]["id"] == "code" and "knowledge_results" not in recent[1]  # the family's row, unchanged

@@ -231,3 +231,23 @@ def test_query_text_is_never_markup(browser: Browser, dashboards, tmp_path: Path
     assert page.evaluate("window.pwned === undefined")
     assert page.locator("#recent-body img").count() == 0
     browser.assert_loopback_only(d)
+
+
+def test_a_blended_search_shows_its_knowledge_sections(browser: Browser, dashboards, tmp_path: Path):
+    log = tmp_path / "metrics.jsonl"
+    base = {"schema": "cce.metrics/v1", "event": "search", "baseline_tokens": 10, "served_tokens": 5,
+            "tokens_saved": 5, "savings_ratio": 0.5, "top_score": 0.5, "source": "mcp"}
+    events = [{**base, "ts": "2026-07-01T10:00:00Z", "id": "b1b1b1b1b1b1", "query": "refund window",
+               "result_count": 3, "empty": False, "knowledge_results": 2},
+              {**base, "ts": "2026-07-01T11:00:00Z", "id": "c0c0c0c0c0c0", "query": "parse amount",
+               "result_count": 3, "empty": False},
+              {**base, "ts": "2026-07-01T12:00:00Z", "id": "k0k0k0k0k0k0", "query": "retention policy",
+               "result_count": 0, "empty": True, "knowledge_results": 1}]
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    d = dashboards("--metrics", log)
+    page = browser.open(d)
+    assert cells(page, "#recent-body tr[data-id=b1b1b1b1b1b1]")[3] == "3 +2 knowledge"
+    assert cells(page, "#recent-body tr[data-id=c0c0c0c0c0c0]")[3] == "3"
+    # Knowledge only: no code results, yet the search was not empty for the agent.
+    assert cells(page, "#recent-body tr[data-id=k0k0k0k0k0k0]")[3] == "0 +1 knowledge"
+    browser.assert_loopback_only(d)

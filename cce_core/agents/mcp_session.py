@@ -19,6 +19,10 @@ pulls the remote's latest index once before it is served
 index without anyone indexing. That pull is strictly best effort: the server
 must come up on whatever index is local, whatever the remote does.
 
+The knowledge store (``.cce/knowledge``) is cached the same way, keyed on its
+``current`` pointer and snapshot file, and a store that is present but broken
+is reported as such rather than taken for none (:meth:`SessionState.load_knowledge`).
+
 The tools (:mod:`cce_core.agents.mcp_tools`) read and update this state; the
 server (:mod:`cce_core.agents.mcp_server`) adds tool dispatch and the stdio
 transport on top, so the state never has to know the tools.
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
     from cce_core.foundation.config import CceConfig
     from cce_core.indexing.chunker import Chunk
     from cce_core.indexing.store import StoreData
+    from cce_core.knowledge.blend import LoadedKnowledge
     from cce_core.plugins.host import PluginHost
     from cce_core.retrieval.searcher import Searcher
     from cce_core.workspace.federation import MemberStore
@@ -59,6 +64,20 @@ def _fingerprint(path: Path) -> Fingerprint | None:
     except OSError:
         return None
     return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+class KnowledgeLoad:
+    """What loading the knowledge store gave: ``loaded`` (with the store), ``absent`` or ``failed``."""
+
+    def __init__(self, status: str, loaded: LoadedKnowledge | None = None, error: str | None = None) -> None:
+        self.status = status
+        self.loaded = loaded
+        self.error = error
+
+    @property
+    def present(self) -> bool:
+        """A store is on disk (loaded or broken), as opposed to never ingested."""
+        return self.status != "absent"
 
 
 class LoadedIndex:
@@ -156,6 +175,7 @@ class SessionState:
         self._views: dict[tuple[str, str, str], str] = {}
         self._cache: tuple[Fingerprint, LoadedIndex] | None = None
         self._workspace_cache: dict[tuple[str, ...] | None, tuple[WorkspaceKey, WorkspaceBundle]] = {}
+        self._knowledge_cache: tuple[tuple[Any, ...], LoadedKnowledge] | None = None
 
     # -- start-up ----------------------------------------------------------
 
@@ -243,6 +263,41 @@ class SessionState:
             return None
         self._cache = (fp, loaded)
         return loaded
+
+    # -- the knowledge store ----------------------------------------------
+
+    def load_knowledge(self) -> KnowledgeLoad:
+        """The knowledge store, reused while its pointer and snapshot files are unchanged.
+
+        Absent (never ingested) and failed (present but corrupt or unreadable)
+        are told apart, so a broken store is reported instead of looking like
+        no store. Failures are never cached.
+        """
+        from cce_core.knowledge.blend import LoadedKnowledge
+        from cce_core.knowledge.store import KnowledgeStoreCorrupt, KnowledgeStoreMissing, load_store, pointer_path
+
+        pointer = pointer_path(self.root)
+        pointer_fp = _fingerprint(pointer)
+        if pointer_fp is None:
+            self._knowledge_cache = None
+            return KnowledgeLoad("absent")
+        try:
+            named = pointer.read_bytes()
+        except OSError:
+            named = b""
+        snapshot_fp = _fingerprint(pointer.parent / (named.decode("utf-8", "replace").strip() + ".json"))
+        key = (pointer_fp, named, snapshot_fp)
+        if self._knowledge_cache is not None and self._knowledge_cache[0] == key:
+            return KnowledgeLoad("loaded", self._knowledge_cache[1])
+        self._knowledge_cache = None
+        try:
+            loaded = LoadedKnowledge(load_store(self.root))
+        except KnowledgeStoreMissing:
+            return KnowledgeLoad("absent")
+        except KnowledgeStoreCorrupt as exc:
+            return KnowledgeLoad("failed", error=str(exc))
+        self._knowledge_cache = (key, loaded)
+        return KnowledgeLoad("loaded", loaded)
 
     # -- the workspace ----------------------------------------------------
 

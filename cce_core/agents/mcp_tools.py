@@ -272,17 +272,18 @@ def trim_to_tokens(content: str, max_tokens: int) -> tuple[str, bool]:
 
 
 def format_rows(rows: Sequence[Any], bodies: Sequence[str], query_id: str | None, max_tokens: int | None,
-                total_chunks: int, full: bool) -> str:
+                total_chunks: int, full: bool, found: str = "code") -> str:
     """The context_search text: a compact header per result, its served body, then the hints.
 
-    ``rows`` are :class:`~cce_core.observability.result_line.GrammarRow` values and ``bodies`` the
-    bodies served for them at the requested detail.
+    ``rows`` are :class:`~cce_core.observability.result_line.GrammarRow` values (or header lines
+    already rendered, as knowledge rows are) and ``bodies`` the bodies served for them at the
+    requested detail. ``found`` names what was searched in the no-result sentence.
     """
     from cce_core.foundation.textrules import estimate_tokens
     from cce_core.observability.result_line import compact_line
 
     if not rows:
-        text = f"No matching code found. The index has {total_chunks} chunk(s) — try broader or different terms."
+        text = f"No matching {found} found. The index has {total_chunks} chunk(s) — try broader or different terms."
         if query_id is not None:
             text += f"\n\nquery_id: {query_id}\n"
         return text
@@ -290,7 +291,7 @@ def format_rows(rows: Sequence[Any], bodies: Sequence[str], query_id: str | None
     used = 0
     truncated = False
     for i, (row, served) in enumerate(zip(rows, bodies, strict=True)):
-        out.append(compact_line(row) + "\n")
+        out.append((row if isinstance(row, str) else compact_line(row)) + "\n")
         body = served
         if max_tokens is not None:
             body, cut = trim_to_tokens(served, max(0, max_tokens - used))
@@ -352,50 +353,135 @@ def context_search(session: SessionState, args: Mapping[str, Any]) -> ToolResult
     query = trim(str_arg(args, "query") or "")
     if not query:
         return "context_search requires a non-empty `query`.", True
-    # Knowledge pools are not served by this engine yet, so every `source` resolves to code.
     top_k = top_k_arg(args)
     graph = not (bool_arg(args, "no_graph") or False)
     max_tokens = u64_arg(args, "max_tokens")
     detail = session.detail(str_arg(args, "detail"))
-    if session.workspace:
-        return _context_search_workspace(session, query, top_k, graph, max_tokens, detail, str_arg(args, "package"))
+    package = str_arg(args, "package")
+    from cce_core.agents.mcp_knowledge import resolve_source
 
+    source = resolve_source(session, str_arg(args, "source"))
+    if source != "code":
+        return _blended_search(session, query, source, top_k=top_k, graph=graph, max_tokens=max_tokens,
+                               detail=detail, package=package)
+    found = code_search(session, query, top_k, graph, package)
+    if isinstance(found, str):
+        return found, False
+    from cce_core.retrieval.detail_views import FULL
+
+    bodies, record, query_id = log_code_search(session, found, query=query, top_k=top_k, graph=graph, detail=detail)
+    text = format_rows(found.rows, bodies, query_id, max_tokens, found.total, detail == FULL)
+    return _finish_search(session, text, record, found.total, found.notice), False
+
+
+@dataclasses.dataclass
+class CodeSearch:
+    """One code ranking before it is logged and rendered (``source: both`` blends it with knowledge)."""
+
+    data: Any
+    results: list[Any]
+    rows: list[Any]  # GrammarRow per result
+    total: int
+    notice: str | None
+    latency_ms: float
+
+
+def code_search(session: SessionState, query: str, top_k: int, graph: bool,
+                package: str | None) -> CodeSearch | str:
+    """Rank the code index (or the workspace union); a guidance text when there is nothing to search."""
+    if session.workspace:
+        return _code_search_workspace(session, query, top_k, graph, package)
     loaded = session.load_index()
     if loaded is None:
-        return MISSING_INDEX, False
+        return MISSING_INDEX
     searcher, notice = session.query_searcher(loaded)
     started = time.perf_counter()
     if searcher is not None:
         results = searcher.search(query, top_k=top_k, graph=graph)
     else:
-        results = keyword_only_search(loaded, query, top_k)
+        from cce_core.retrieval.single_signal import bm25_only_search
+
+        results = bm25_only_search(loaded.data, query, top_k)
     latency_ms = (time.perf_counter() - started) * 1000.0
 
     from cce_core.observability.result_line import GrammarRow
 
     rows = [GrammarRow.from_result(r) for r in results]
-    return _serve_results(session, loaded.data, results, rows, len(loaded.data.chunks), query=query, top_k=top_k,
-                          graph=graph, detail=detail, latency_ms=latency_ms, max_tokens=max_tokens, notice=notice)
+    return CodeSearch(loaded.data, results, rows, len(loaded.data.chunks), notice, latency_ms)
 
 
-def _serve_results(session: Any, data: Any, results: list[Any], rows: list[Any], total: int, *, query: str,
-                   top_k: int, graph: bool, detail: str, latency_ms: float, max_tokens: int | None,
-                   notice: str | None) -> tuple[str, bool]:
-    """Render a search's rows, log its event (source mcp) and note it in the session ledger."""
+def log_code_search(session: Any, found: CodeSearch, *, query: str, top_k: int, graph: bool,
+                    detail: str, knowledge_results: int = 0) -> tuple[list[str], Any, str | None]:
+    """Serve bodies at ``detail``, log the search event (source mcp), note it in the ledger.
+
+    ``knowledge_results``: knowledge sections served beside these results (a ``both`` search).
+
+    Returns (bodies, record, query_id).
+    """
     from cce_core.observability.metrics import MetricsWriter
     from cce_core.observability.search_record import build_search_record
     from cce_core.retrieval.detail_views import FULL
 
     full = detail == FULL
+    data, results = found.data, found.results
     bodies = [session.compress(r.chunk.file_path, r.chunk.content, detail) for r in results]
     record = build_search_record(results, data.file_tokens, query, top_k, graph, data.embedder or "hash",
-                                 latency_ms, source="mcp", served_bodies=None if full else bodies)
+                                 found.latency_ms, source="mcp", served_bodies=None if full else bodies,
+                                 knowledge_results=knowledge_results)
     query_id = MetricsWriter(session.metrics_path).log_search(record)
     session.note_search_usage(record.tokens_saved)
     session.ledger.note_search(query, [r.chunk.chunk_id for r in results],
                                [r.chunk.file_path for r in results])
-    text = format_rows(rows, bodies, query_id, max_tokens, total, full)
-    return _finish_search(session, text, record, total, notice), False
+    return bodies, record, query_id
+
+
+def _blended_search(session: SessionState, query: str, source: str, *, top_k: int, graph: bool,
+                    max_tokens: int | None, detail: str, package: str | None) -> ToolResult:
+    """``context_search`` for ``source`` knowledge (no event, no query id) or both (the code event only)."""
+    import dataclasses as dc
+
+    from cce_core.agents.mcp_knowledge import (
+        CODE_INDEX_LOAD_ERROR_NOTICE,
+        knowledge_header,
+        knowledge_hits,
+        with_notice,
+    )
+    from cce_core.knowledge.blend import display_record_id, merge
+    from cce_core.retrieval.detail_views import FULL
+
+    hits, knowledge_notice, knowledge_total = knowledge_hits(session, query, top_k)
+    found: CodeSearch | str | None = None
+    if source == "both":
+        found = code_search(session, query, top_k, graph, package)
+    else:
+        session.ledger.note_search(query, [h.chunk_id for h in hits],
+                                   [display_record_id(h.chunk.record_id) for h in hits])
+    code_notice = record = query_id = None
+    served: dict[int, tuple[Any, str]] = {}  # by result object: two members may share a chunk id
+    code_results: list[Any] = []
+    total = knowledge_total
+    if isinstance(found, CodeSearch):
+        shown = sum(1 for item in merge(found.results, hits, top_k) if item.is_knowledge)
+        bodies, record, query_id = log_code_search(session, found, query=query, top_k=top_k, graph=graph,
+                                                   detail=detail, knowledge_results=shown)
+        served = {id(r): (row, body) for r, row, body in zip(found.results, found.rows, bodies, strict=True)}
+        code_results, code_notice, total = found.results, found.notice, total + found.total
+    elif found is not None and not session.workspace and found == MISSING_INDEX and session.store_path.exists():
+        code_notice = CODE_INDEX_LOAD_ERROR_NOTICE  # a code index on disk that cannot be loaded
+    rows: list[Any] = []
+    row_bodies: list[str] = []
+    for rank, item in enumerate(merge(code_results, hits, top_k), start=1):
+        if item.is_knowledge:
+            rows.append(knowledge_header(rank, item.hit))
+            row_bodies.append(item.hit.chunk.content)  # sections are served whole, never compressed
+        else:
+            row, body = served[id(item.hit)]
+            rows.append(dc.replace(row, rank=rank))
+            row_bodies.append(body)
+    text = format_rows(rows, row_bodies, query_id, max_tokens, total, detail == FULL, found="context")
+    if record is not None:
+        text = _finish_search(session, text, record, total, None)
+    return with_notice(code_notice, with_notice(knowledge_notice, text)), False
 
 
 def _finish_search(session: SessionState, text: str, record: Any, total: int, notice: str | None) -> str:
@@ -419,11 +505,13 @@ class _KeywordOnly:
         self.loaded = loaded
 
     def search(self, query: str, top_k: int, graph: bool = True) -> list[Any]:
-        return keyword_only_search(self.loaded, query, top_k)
+        from cce_core.retrieval.single_signal import bm25_only_search
+
+        return bm25_only_search(self.loaded.data, query, top_k)
 
 
-def _context_search_workspace(session: SessionState, query: str, top_k: int, graph: bool, max_tokens: int | None,
-                              detail: str, package: str | None) -> ToolResult:
+def _code_search_workspace(session: SessionState, query: str, top_k: int, graph: bool,
+                           package: str | None) -> CodeSearch | str:
     """One ranking over the in-scope members, rows labelled by package, the event in the root log."""
     from cce_core.foundation.errors import CceError
     from cce_core.workspace.federation import FederatedSearcher, check_same_embedder, federated_search, parse_scope
@@ -432,14 +520,14 @@ def _context_search_workspace(session: SessionState, query: str, top_k: int, gra
     try:
         manifest = session.manifest()
     except CceError:
-        return MISSING_WORKSPACE_INDEX, False
+        return MISSING_WORKSPACE_INDEX
     try:
         scope = parse_scope(package)
         bundle = session.workspace_bundle(manifest, scope)
         check_same_embedder(bundle.members)
         loaded = bundle.union
     except CceError as exc:  # empty or unknown scope, an unindexed member: guidance, not a failure
-        return str(exc), False
+        return str(exc)
     ws_graph = load_graph_or_empty(session.root, manifest)
     searcher, notice = session.query_searcher(
         loaded, lambda data, embedder: FederatedSearcher(data, embedder, ws_graph))
@@ -456,29 +544,7 @@ def _context_search_workspace(session: SessionState, query: str, top_k: int, gra
     # The federated results carry member-namespaced chunks, so the event and the ledger name `member/path`;
     # the rows show the package and the path inside it.
     rows = [dataclasses.replace(GrammarRow.from_result(r, r.package), file_path=r.file_path) for r in results]
-    return _serve_results(session, loaded.data, results, rows, bundle.total_chunks, query=query, top_k=top_k,
-                          graph=graph, detail=detail, latency_ms=latency_ms, max_tokens=max_tokens, notice=notice)
-
-
-def keyword_only_search(loaded: LoadedIndex, query: str, top_k: int) -> list[Any]:
-    """BM25 alone, ranked like the BM25 candidates of a full search: the degraded path."""
-    import numpy as np
-
-    from cce_core.foundation.textrules import tokenize
-    from cce_core.indexing.bm25 import bm25_scores, unique_in_order
-    from cce_core.retrieval.numpy_kernel import rank_order, score_keys
-    from cce_core.retrieval.searcher import SearchResult
-
-    data = loaded.data
-    unique = unique_in_order(tokenize(query))
-    if not unique or not data.chunks or top_k <= 0:
-        return []
-    scores = bm25_scores(data.bm25, unique)
-    keys = score_keys(scores)
-    positive = np.nonzero(keys > 0)[0]
-    order = positive[rank_order(keys[positive], data.chunk_id_rank[positive], top_k)]
-    return [SearchResult(rank, data.chunks[int(idx)], float(scores[int(idx)]))
-            for rank, idx in enumerate(order[:top_k], start=1)]
+    return CodeSearch(loaded.data, results, rows, bundle.total_chunks, notice, latency_ms)
 
 
 LOCAL_SOURCE = "local (built by cce index)"
@@ -532,6 +598,13 @@ def _remote_latest(root: Path, settings: SyncSettings) -> str | None:
 
 
 def index_status(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+    from cce_core.agents.mcp_knowledge import append_status
+
+    text, is_error = _code_index_status(session)
+    return append_status(session, text), is_error
+
+
+def _code_index_status(session: SessionState) -> ToolResult:
     from collections import Counter
 
     if session.workspace:
@@ -647,7 +720,10 @@ def expand_chunk(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
     session.ledger.note_expand(chunk_id, scope)
     loaded, target, problem = _chunk_in_working_index(session, chunk_id)
     if problem is not None:
-        return problem, False
+        from cce_core.agents.mcp_knowledge import expand_knowledge
+
+        knowledge = expand_knowledge(session, chunk_id, scope)
+        return (problem if knowledge is None else knowledge), False
     if scope == "body":
         return target.content, False
     if scope == "file":
@@ -669,7 +745,10 @@ def related_context(session: SessionState, args: Mapping[str, Any]) -> ToolResul
     session.ledger.note_related(chunk_id)
     loaded, target, problem = _chunk_in_working_index(session, chunk_id)
     if problem is not None:
-        return problem, False
+        from cce_core.agents.mcp_knowledge import related_knowledge
+
+        knowledge = related_knowledge(session, chunk_id, top_k)
+        return (problem if knowledge is None else knowledge), False
     chunks = loaded.neighbour_chunks(target.file_path)[:top_k]
     if not chunks:
         return f"no import-graph neighbours for {target.file_path}.", False

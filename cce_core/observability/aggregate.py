@@ -179,6 +179,8 @@ def _recent(searches: list[tuple[int, Event]], feedback: list[tuple[int, Event]]
             "feedback": "none" if verdict is None else ("helpful" if verdict[2] else "not_helpful"),
             "source": s.source,
         })
+        if s.knowledge_results:
+            out[-1]["knowledge_results"] = s.knowledge_results
     return out
 
 

@@ -163,6 +163,7 @@ class Event:
     latency_ms: float = 0.0
     source: str = ""
     savings: dict[str, Bucket] = field(default_factory=dict)
+    knowledge_results: int = 0  # absent in code-only events and in other engines' logs
     # index
     sha: str | None = None
     sensitive_skipped: int = 0
@@ -291,6 +292,7 @@ def _event_from(value: Any, position: int) -> Event | None:
         ev.latency_ms = as_f64(value, "latency_ms")
         ev.source = _source_or(as_str(value, "source"), "cli")
         ev.savings = buckets_from_event(value)
+        ev.knowledge_results = as_u64(value, "knowledge_results")
     elif kind == "index":
         sha = value.get("sha")
         ev.sha = sha if isinstance(sha, str) else None
@@ -457,6 +459,9 @@ class SearchRecord:
     chunk_saved_tokens: int = 0
     grammar_baseline_tokens: int = 0
     grammar_saved_tokens: int = 0
+    # Knowledge sections served beside the code results (`source: both`); written only when
+    # non-zero, so a code-only event keeps the family's exact bytes.
+    knowledge_results: int = 0
 
 
 @dataclass
@@ -520,6 +525,8 @@ class MetricsWriter:
             "latency_ms": float(record.latency_ms),
             "source": record.source,
         })
+        if record.knowledge_results:
+            obj["knowledge_results"] = int(record.knowledge_results)
         return event_id if self._append(obj) else None
 
     def log_index(self, record: IndexRecord) -> str | None:

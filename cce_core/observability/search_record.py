@@ -18,13 +18,15 @@ from cce_core.observability.savings import LOW_CONFIDENCE_THRESHOLD
 
 def build_search_record(results: Sequence[Any], file_tokens: Mapping[str, int], query: str, top_k: int,
                         graph_enabled: bool, embedder: str, latency_ms: float, source: str = "cli",
-                        served_bodies: Sequence[str] | None = None) -> SearchRecord:
+                        served_bodies: Sequence[str] | None = None, knowledge_results: int = 0) -> SearchRecord:
     """The :class:`~cce_core.observability.metrics.SearchRecord` for one answered query.
 
     ``results`` are :class:`~cce_core.retrieval.searcher.SearchResult` objects in rank
     order; ``file_tokens`` the store's whole-file token counts. When the caller
     served compressed bodies, ``served_bodies`` holds them (one per result) and
     feeds the chunk_compression bucket; ``None`` means full bodies were served.
+    ``knowledge_results`` counts the knowledge sections served beside the code
+    results (a ``both`` search); they add no savings, only a count.
     """
     from cce_core.observability.metrics import SearchRecord
 
@@ -57,4 +59,5 @@ def build_search_record(results: Sequence[Any], file_tokens: Mapping[str, int], 
         low_confidence=(not empty) and top < LOW_CONFIDENCE_THRESHOLD, latency_ms=latency_ms, source=source,
         chunk_baseline_tokens=chunk_base, chunk_saved_tokens=chunk_saved,
         grammar_baseline_tokens=grammar.baseline_tokens, grammar_saved_tokens=grammar.saved_tokens,
+        knowledge_results=knowledge_results,
     )

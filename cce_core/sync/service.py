@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,9 @@ from cce_core.sync.identity import (
     resolve_repo_id,
     working_clone_dir,
 )
+from cce_core.sync.knowledge_service import CorpusRow, list_corpora, render_corpora
+from cce_core.sync.knowledge_service import verify_checksum as verify_knowledge_checksum
+from cce_core.sync.markers import InstallMarker, read_marker, read_marker_strict
 from cce_core.sync.remote import GitRemote
 from cce_core.sync.settings import SyncSettings, load_sync_settings, save_sync_settings
 
@@ -70,7 +73,7 @@ def short_checksum(checksum: str) -> str:
 
 
 @dataclass(frozen=True)
-class SyncMarker:
+class SyncMarker(InstallMarker):
     """`.cce/synced.json`: which artifact the local store was pulled from, and the bytes installed."""
 
     repo_id: str
@@ -78,34 +81,14 @@ class SyncMarker:
     checksum: str
     installed_sha256: str | None = None
 
-    def to_bytes(self) -> bytes:
-        # Struct order, compact, no trailing newline: the family's marker bytes.
-        fields: dict[str, str] = {"repo_id": self.repo_id, "sha": self.sha, "checksum": self.checksum}
-        if self.installed_sha256 is not None:
-            fields["installed_sha256"] = self.installed_sha256
-        return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
 
 def marker_path(root: Path) -> Path:
     return Path(root) / STORE_DIR / MARKER_FILE
 
 
-def _marker_from(value: Any) -> SyncMarker | None:
-    if not isinstance(value, dict):
-        return None
-    fields = [value.get(k) for k in ("repo_id", "sha", "checksum")]
-    if not all(isinstance(f, str) for f in fields):
-        return None
-    installed = value.get("installed_sha256")
-    return SyncMarker(*fields, installed if isinstance(installed, str) else None)  # type: ignore[arg-type]
-
-
 def load_marker(root: Path) -> SyncMarker | None:
     """The marker, or None when it is absent or unreadable (for reports, where "unknown" is fine)."""
-    try:
-        return _marker_from(json.loads(marker_path(root).read_text(encoding="utf-8")))
-    except (OSError, ValueError, RecursionError):
-        return None
+    return read_marker(SyncMarker, marker_path(root))
 
 
 def load_marker_strict(root: Path) -> SyncMarker | None:
@@ -114,21 +97,8 @@ def load_marker_strict(root: Path) -> SyncMarker | None:
     Reading a corrupt marker as "never pulled" would disarm the guard and let a
     pull replace the store at another sha without ``--force``.
     """
-    path = marker_path(root)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CceError(f"could not read the sync marker {path}: {exc}") from exc
-    try:
-        marker = _marker_from(json.loads(text))
-    except (ValueError, RecursionError):
-        marker = None
-    if marker is None:
-        raise CceError(f"the sync marker {path} is unreadable/corrupt. It records which sha the local cache is "
-                       "pinned to — pass --force to overwrite it.")
-    return marker
+    return read_marker_strict(SyncMarker, marker_path(root), name="sync marker",
+                              records="which sha the local cache is pinned to")
 
 
 def forget_pull(root: Path) -> None:
@@ -464,9 +434,13 @@ def list_repos(remote: GitRemote) -> list[RepoRow]:
     return rows
 
 
-def render_list(url: str, rows: list[RepoRow]) -> str:
+def render_list(url: str, rows: list[RepoRow], corpora: Sequence[CorpusRow] = ()) -> str:
+    """The human listing; the ``knowledge:`` section follows only when the cache holds a corpus."""
     out = f"remote        : {url}\n\n"
     if not rows:
+        if corpora:
+            return out + "No code repos cached — the cache carries only knowledge corpora.\n" + render_corpora(
+                list(corpora))
         return out + "The cache is empty — nothing has been pushed yet.\n"
     latest = [(r.latest_sha + (f" ({r.ref})" if r.ref else "")) if r.latest_sha else "-" for r in rows]
     w1 = max(len("repo_id"), *(len(r.repo_id) for r in rows))
@@ -479,11 +453,13 @@ def render_list(url: str, rows: list[RepoRow]) -> str:
     total_bytes = sum(r.bytes for r in rows)
     out += (f"\ntotal         : {len(rows)} repo{'' if len(rows) == 1 else 's'}, {total_artifacts} "
             f"artifact{'' if total_artifacts == 1 else 's'}, {total_bytes} bytes\n")
-    return out
+    return out + render_corpora(list(corpora))
 
 
-def render_list_json(url: str, rows: list[RepoRow]) -> str:
-    body = {"remote": url, "repos": [r.as_json() for r in rows], "schema": "cce.synclist/v1"}
+def render_list_json(url: str, rows: list[RepoRow], corpora: Sequence[CorpusRow] = ()) -> str:
+    body: dict[str, Any] = {"remote": url, "repos": [r.as_json() for r in rows], "schema": "cce.synclist/v1"}
+    if corpora:  # only then: a knowledge-free listing keeps its exact bytes
+        body["knowledge"] = [c.as_json() for c in corpora]
     return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -495,7 +471,8 @@ def list_cache(root: Path, *, remote_url: str | None = None, as_json: bool = Fal
         raise CceError(NO_REMOTE)
     remote = open_remote(SyncSettings(remote=url), lfs=False)
     rows = list_repos(remote)
-    return render_list_json(url, rows) if as_json else render_list(url, rows)
+    corpora = list_corpora(remote)
+    return render_list_json(url, rows, corpora) if as_json else render_list(url, rows, corpora)
 
 
 # --------------------------------------------------------------------------- verify
@@ -558,16 +535,22 @@ def verify_checksum_only(root: Path) -> str:
     """No network: each installed store's bytes against the SHA-256 recorded when it was pulled.
 
     At a workspace root (a consumer-mode directory, say) every member is
-    checked; elsewhere the root's own store.
+    checked; elsewhere the root's own store. A pulled knowledge store at the
+    root adds a ``knowledge`` row (it is checked first: a mismatch fails the
+    whole verify, naming the corpus).
     """
     from cce_core.workspace.manifest import load_manifest, manifest_path
 
     root = Path(root)
+    knowledge = verify_knowledge_checksum(root)
+    knowledge_row = knowledge.row() if knowledge is not None else ""
     if not Path(manifest_path(root)).is_file():
+        if knowledge is not None and load_marker(root) is None:
+            return knowledge.report()  # a root whose only pulled store is knowledge
         marker, actual = _checksum_verdict(root, "this store")
         if actual is None:
-            return f"verify (checksum-only): {marker.repo_id}@{marker.sha}: {NO_RECORD_NOTICE}\n"
-        return f"verify OK (checksum-only): {marker.repo_id}@{marker.sha}\n  checksum : {actual}\n"
+            return f"verify (checksum-only): {marker.repo_id}@{marker.sha}: {NO_RECORD_NOTICE}\n" + knowledge_row
+        return f"verify OK (checksum-only): {marker.repo_id}@{marker.sha}\n  checksum : {actual}\n" + knowledge_row
     rows: list[str] = []
     verified = unrecorded = 0
     for member in load_manifest(root).members:
@@ -578,6 +561,9 @@ def verify_checksum_only(root: Path) -> str:
         else:
             rows.append(f"  {member.name:<16} {marker.repo_id}@{marker.sha}  ({short_checksum(actual)})\n")
             verified += 1
+    if knowledge is not None:
+        rows.append(knowledge_row)
+        unrecorded += knowledge.checksum is None
     plural = "" if verified == 1 else "s"
     header = (f"verify OK (checksum-only): {verified} member{plural}" if not unrecorded else
               f"verify OK (checksum-only): {verified} member{plural} verified · {unrecorded} without a recorded "

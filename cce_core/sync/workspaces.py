@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from cce_core.foundation.config import config_path
 from cce_core.foundation.errors import CceError
 from cce_core.indexing.store import STORE_DIR
+from cce_core.sync import knowledge_service
 from cce_core.sync.identity import (
     CODE_KEY_ROOT,
     DEFAULT_REF,
@@ -449,11 +450,12 @@ def _sha_for(remote: GitRemote, repo: CachedRepo, member_ref: str | None) -> tup
             "yet)\n")
 
 
-def pull_all(into: Path, *, remote_url: str | None = None) -> str:
+def pull_all(into: Path, *, remote_url: str | None = None, corpus: str | None = None) -> str:
     """Pull every repo of the cache into a member directory under ``into`` and write the workspace there.
 
     Skips are warnings, not failures. A member already at its latest sha is
-    reported up to date and nothing of it is rewritten.
+    reported up to date and nothing of it is rewritten. The cache's knowledge
+    corpus (``corpus``, or its only one) is installed into ``into`` itself.
     """
     into = Path(into)
     try:
@@ -466,9 +468,14 @@ def pull_all(into: Path, *, remote_url: str | None = None) -> str:
     # Consumers open the cache with LFS off, so no read ever commits a `.gitattributes` to it.
     remote = open_remote(SyncSettings(remote=url), lfs=False)
     repos, bases, unusable = enumerate_cache(remote)
+    corpora = knowledge_service.list_corpora(remote)
     out = [f"remote        : {url}\n"]
     if not repos and not unusable:
-        out.append("\nThe cache is empty — nothing has been pushed yet.\n")
+        if not corpora:
+            out.append("\nThe cache is empty — nothing has been pushed yet.\n")
+        else:  # nothing to make members of, but the corpus still installs
+            out.append("\nNo code repos cached — the cache carries only knowledge corpora.\n\n")
+            out.append(knowledge_service.pull_all_step(into, url, corpora, corpus))
         return "".join(out)
     out.append("\n")
     workspace_name, ws = _load_consumer(into, out)
@@ -547,6 +554,7 @@ def pull_all(into: Path, *, remote_url: str | None = None) -> str:
         if own is not None and own.repo_id is not None and own.repo_id not in seen:
             out.append(f"  warning: {m.name} ({own.repo_id}) is no longer in the cache — left in place\n")
 
+    out.append(knowledge_service.pull_all_step(into, url, corpora, corpus))
     applied, edges = _apply_published(remote, bases, ws, out)
     if not ws.members:
         out.append("\nNothing pullable — no workspace written.\n")

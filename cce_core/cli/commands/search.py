@@ -37,6 +37,10 @@ def search(
         str | None, typer.Option("--package", help="With --workspace: only these members (comma-separated names "
                                                    "or package: values).")
     ] = None,
+    source: Annotated[
+        str, typer.Option("--source", help="Which pools to search: code (the default), knowledge (the store "
+                                           "`cce knowledge index` built) or both, blended by one score.")
+    ] = "code",
 ) -> None:
     """Rank the indexed chunks for QUERY."""
     import time
@@ -47,6 +51,14 @@ def search(
         raise CceError("the query has no searchable words — give letters, digits or identifiers to look for")
     if package is not None and not workspace:
         raise CceError("--package scopes a workspace search — add --workspace")
+    if source not in ("code", "knowledge", "both"):
+        raise CceError(f"unknown --source {source!r}: use code, knowledge or both")
+    if source != "code":
+        if workspace or store is not None:
+            raise CceError("--source knowledge|both searches a project directory — drop --workspace and --store")
+        root = dir_ or directory or Path(".")
+        _search_with_knowledge(query, root, source, top_k, not no_graph, as_json, no_metrics)
+        return
     if workspace:
         root = directory if directory is not None else dir_ if dir_ is not None else Path(".")
         _search_workspace(query, root, package, top_k, not no_graph, as_json)
@@ -70,6 +82,65 @@ def search(
         first_line = c.content.split("\n", 1)[0].removesuffix("\r")[:80].strip()
         typer.echo(f"{r.rank:>2}. [{format6(r.score)}] {c.file_path}:{c.start_line}-{c.end_line} "
                    f"({c.chunk_type}/{c.kind})\n    {first_line}")
+    if query_id is not None:
+        typer.echo(f"query-id: {query_id}  ·  rate with: cce feedback {query_id} --helpful|--not-helpful")
+
+
+def _search_with_knowledge(query: str, root: Path, source: str, top_k: int, graph: bool, as_json: bool,
+                           no_metrics: bool) -> None:
+    """``--source knowledge|both``: knowledge hits alone (no metrics event), or merged with the code results."""
+    import time
+
+    from cce_core.foundation.config import load_config
+    from cce_core.foundation.textrules import format6
+    from cce_core.indexing.store import default_store_path
+    from cce_core.knowledge.blend import display_record_id, merge, search_knowledge
+    from cce_core.knowledge.store import load_store
+
+    config = load_config(root)
+    if not config.knowledge_enabled:
+        raise CceError("knowledge is disabled (knowledge.enabled: false in .cce/config)")
+    hits = search_knowledge(load_store(root), query, top_k, config.knowledge_min_score)
+    code_results: list = []
+    query_id = None
+    if source == "both":
+        store_path = default_store_path(root)
+        searcher = open_searcher(store_path)
+        started = time.perf_counter()
+        code_results = searcher.search(query, top_k=top_k, graph=graph)
+        latency_ms = (time.perf_counter() - started) * 1000.0
+    rows = merge(code_results, hits, top_k)
+    if source == "both" and not no_metrics:
+        shown = sum(1 for row in rows if row.is_knowledge)
+        query_id = _log_search_event(searcher.store, store_path, code_results, query, top_k, graph, latency_ms,
+                                     knowledge_results=shown)
+    if as_json:
+        results = []
+        for rank, row in enumerate(rows, start=1):
+            if not row.is_knowledge:
+                results.append({**row.hit.as_json(), "rank": rank})
+                continue
+            c = row.hit.chunk
+            results.append({"chunk_id": c.chunk_id, "chunk_type": "knowledge", "end_line": c.end_line,
+                            "file_path": display_record_id(c.record_id), "kind": c.kind, "rank": rank,
+                            "score": format6(row.score), "start_line": c.start_line, "state": c.state,
+                            "title": c.title, "updated_at": c.updated_at, "url": c.url})
+        sys.stdout.write(json.dumps({"query_id": query_id, "results": results}, indent=2, ensure_ascii=False,
+                                    sort_keys=True) + "\n")
+        return
+    if not rows:
+        typer.echo("(no results)")
+    for rank, row in enumerate(rows, start=1):
+        if row.is_knowledge:
+            c = row.hit.chunk
+            head = f"{row.hit.provenance()} #{c.chunk_id}"
+            content = c.content
+        else:
+            c = row.hit.chunk
+            head = f"{c.file_path}:{c.start_line}-{c.end_line} ({c.chunk_type}/{c.kind})"
+            content = c.content
+        first_line = content.split("\n", 1)[0].removesuffix("\r")[:80].strip()
+        typer.echo(f"{rank:>2}. [{format6(row.score)}] {head}\n    {first_line}")
     if query_id is not None:
         typer.echo(f"query-id: {query_id}  ·  rate with: cce feedback {query_id} --helpful|--not-helpful")
 
@@ -108,11 +179,11 @@ def _search_workspace(query: str, root: Path, package: str | None, top_k: int, g
 
 
 def _log_search_event(data, store_path: Path, results, query: str, top_k: int, graph: bool,
-                      latency_ms: float) -> str | None:
+                      latency_ms: float, knowledge_results: int = 0) -> str | None:
     """Append the search event beside the store; its id, or None when the write failed."""
     from cce_core.observability.metrics import MetricsWriter, metrics_beside
     from cce_core.observability.search_record import build_search_record
 
     record = build_search_record(results, data.file_tokens, query, top_k, graph, data.embedder or "hash",
-                                 latency_ms, source="cli")
+                                 latency_ms, source="cli", knowledge_results=knowledge_results)
     return MetricsWriter(metrics_beside(store_path)).log_search(record)

@@ -88,6 +88,8 @@ def pull(
                                                              "refresh.")] = None,
     remote: Annotated[str | None, typer.Option("--remote", help="With --all: the cache URL (default: the --into "
                                                                "directory's sync.remote).")] = None,
+    corpus: Annotated[str | None, typer.Option("--corpus", help="With --all: the knowledge corpus to install into "
+                                                               "--into (default: the cache's only one).")] = None,
     dir_: Annotated[Path | None, typer.Option("--dir", help="Project directory (default: .).")] = None,
 ) -> None:
     """Install a prebuilt index from the remote (default: the artifact of HEAD)."""
@@ -101,9 +103,9 @@ def pull(
             raise click.UsageError("--all requires --into")
         from cce_core.sync import workspaces
 
-        _write(workspaces.pull_all(into, remote_url=remote))
+        _write(workspaces.pull_all(into, remote_url=remote, corpus=corpus))
         return
-    for flag, value in (("--into", into), ("--remote", remote)):
+    for flag, value in (("--into", into), ("--remote", remote), ("--corpus", corpus)):
         if value is not None:
             raise click.UsageError(f"{flag} requires --all")
     if latest and commit is not None:
