@@ -550,14 +550,64 @@ def test_the_one_call_parse_of_a_canonical_artifact_equals_the_line_by_line_pars
     from cce_core.sync.artifact import _parse_chunks
 
     lines = export_artifact(samples_store, "cce/demo", "0" * 40, suffixes).split(b"\n")[1:-2]
-    fast = _parse_chunks(lines, canonical=True, body=b"\n".join(lines))
-    assert fast == _parse_chunks(lines, canonical=False) and len(fast) == 21
+    fast, proven = _parse_chunks(lines, hashed=True, body=b"\n".join(lines))
+    slow, slow_proven = _parse_chunks(lines, hashed=False)
+    assert fast == slow and len(fast) == 21
+    assert proven and not slow_proven  # only the fast path proves lines canonical
     # Two objects on one line and an object spread over two keep the count but not the segmentation:
     # only the line-by-line parse is used then, and it names the bad line.
     merged = [lines[0] + b"," + lines[1], b"{}"]
     with pytest.raises(ArtifactError, match="bad chunk JSON"):
-        _parse_chunks(merged, canonical=True, body=b"\n".join(merged))
+        _parse_chunks(merged, hashed=True, body=b"\n".join(merged))
     # A canonical stream whose embedding is not the canonical spelling still gets the exact message.
     bad = [lines[0].replace(b'"embedding":"', b'"embedding":"!', 1)]
     with pytest.raises(ArtifactError, match="bad embedding base64"):
-        _parse_chunks(bad, canonical=True, body=bad[0])
+        _parse_chunks(bad, hashed=True, body=bad[0])
+    # Valid but not canonical (another key order, an unknown key): parsed the same, never proven canonical.
+    reversed_keys = dict(reversed(list(json.loads(lines[0]).items())))
+    reordered = [json.dumps(reversed_keys, ensure_ascii=False, separators=(",", ":")).encode()]
+    extra = [lines[0][:-1] + b',"zz":1}']
+    for variant in (reordered, extra):
+        parsed, canonical = _parse_chunks(variant, hashed=True, body=variant[0])
+        assert parsed == fast[:1] and not canonical
+
+
+def test_a_self_hashed_but_non_canonical_artifact_is_judged_as_the_reference_judges_it(base_bytes):
+    # Someone writes an extra key into a chunk line and puts the hash of those very bytes in the
+    # manifest. The reference re-renders what it parsed (without the key), so its checksum differs:
+    # rejected. Hashing the bytes as sent must not let it through.
+    lines = _lines(base_bytes)
+    chunk = json.loads(lines[1])
+    chunk["zz_extra"] = 1
+    lines[1] = _compact(chunk)
+    manifest = json.loads(lines[0])
+    manifest["checksum"] = ""
+    rest = _join(lines[1:])
+    manifest["checksum"] = hashlib.sha256((_compact(manifest) + "\n").encode() + rest).hexdigest()
+    forged = (_compact(manifest) + "\n").encode() + rest
+    assert re.fullmatch(r"checksum mismatch: manifest says [0-9a-f]{64}, recomputed [0-9a-f]{64}", _rejected(forged))
+    # The same for a graph line that is valid but not canonical (an empty nodes list).
+    lines = _lines(base_bytes)
+    graph = json.loads(lines[-1])
+    graph["nodes"] = []
+    lines[-1] = _compact(graph)
+    manifest = json.loads(lines[0])
+    manifest["checksum"] = ""
+    rest = _join(lines[1:])
+    manifest["checksum"] = hashlib.sha256((_compact(manifest) + "\n").encode() + rest).hexdigest()
+    forged = (_compact(manifest) + "\n").encode() + rest
+    assert _rejected(forged).startswith("checksum mismatch: ")
+
+
+def test_orjson_renders_every_code_point_and_integer_as_the_canonical_writer_does():
+    # The fast path proves a line canonical by rendering it with orjson; that is only sound
+    # while orjson and the canonical writer agree byte for byte on strings and integers.
+    import orjson
+
+    from cce_core.sync.artifact import _dumps
+
+    text = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    value = {"b": text, "a": [0, 1, (1 << 64) - 1], "c": "\u2028\x7f/\\\""}
+    assert orjson.dumps(value, option=orjson.OPT_SORT_KEYS) == _dumps(value).encode("utf-8")
+
+

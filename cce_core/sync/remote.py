@@ -790,12 +790,13 @@ class GitRemote:
 
     def _read_origin(self, key: str) -> bytes | None:
         """The raw blob at ``key`` on the fetched branch; ``None`` when it is not there."""
+        done = self._git(["cat-file", "blob", f"{self._tip}:{key}"], check=False)
+        if done.returncode == 0:
+            return done.stdout
+        # Only a failed read pays for telling "absent" from "unreadable" (one git process per read).
         if not self._git_ok(["cat-file", "-e", f"{self._tip}:{key}"]):
             return None
-        done = self._git(["cat-file", "blob", f"{self._tip}:{key}"], check=False)
-        if done.returncode != 0:
-            raise RemoteError(f"could not read {key} from origin/{self.branch}: {_one_line(done.stderr)}")
-        return done.stdout
+        raise RemoteError(f"could not read {key} from origin/{self.branch}: {_one_line(done.stderr)}")
 
     def _ls_tree(self, options: list[str], path: str) -> list[str]:
         args = ["ls-tree", "-z", *options, self._tip]

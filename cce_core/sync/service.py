@@ -26,7 +26,6 @@ from cce_core.indexing.store import STORE_DIR, default_store_path, load_store, s
 from cce_core.sync.artifact import (
     HASH_EMBEDDER,
     Artifact,
-    artifact_to_store,
     build_artifact,
     import_artifact,
     pack_module_suffixes,
@@ -50,6 +49,7 @@ from cce_core.sync.identity import (
 from cce_core.sync.knowledge_service import CorpusRow, list_corpora, render_corpora
 from cce_core.sync.knowledge_service import verify_checksum as verify_knowledge_checksum
 from cce_core.sync.markers import InstallMarker, read_marker, read_marker_strict
+from cce_core.sync.pull_decode import decode_to_store
 from cce_core.sync.remote import GitRemote
 from cce_core.sync.settings import SyncSettings, load_sync_settings, save_sync_settings
 
@@ -274,8 +274,7 @@ def install_artifact(root: Path, raw: bytes, *, log_metrics: bool = True) -> Art
     """
     from cce_core.default_plugins.hash_embedder import HashEmbedder
 
-    artifact = import_artifact(raw)
-    data = artifact_to_store(artifact, HashEmbedder())
+    artifact, data = decode_to_store(raw, HashEmbedder())
     store = default_store_path(root)
     store.parent.mkdir(parents=True, exist_ok=True)
     staged = store.with_name(store.name + ".incoming")

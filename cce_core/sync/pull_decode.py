@@ -1,0 +1,119 @@
+"""A pulled artifact becomes a store on two cores: BM25 is rebuilt in a forked child while this process decodes.
+
+A pull stands in for ``cce index`` on every machine but CI's, so it has to be
+the faster way to get an index. Nearly all of its time is decoding the
+family's text format (a JSON line per chunk, its vector as base64) and
+rebuilding BM25 from the chunk texts; ``cce index`` gets both cores, a pull
+would otherwise get one. The BM25 rebuild needs only the chunk texts in store
+order, which a child can take from the same artifact bytes while this process
+validates and decodes them.
+
+The child never decides anything. Its result is used only when it covers the
+very chunks this process decoded, in the same order (compared by a digest of
+their ids); if it fails, disagrees, or the artifact is small, BM25 is built
+here as before. Verdicts, error texts and store bytes are the same either way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from cce_core.sync.artifact import Artifact, artifact_to_store, bm25_of, import_artifact
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from cce_core.hookspecs import Embedder
+    from cce_core.indexing.chunker import Chunk
+    from cce_core.indexing.store import Bm25Arrays, StoreData
+
+# Below this a fork costs about what it saves (jq's 6.8 MB artifact still gains).
+PARALLEL_MIN_BYTES = 4 << 20
+# The child is a helper for a sub-second job; past this the parent stops waiting and builds BM25 itself.
+CHILD_WAIT_SECONDS = 30.0
+
+
+def _ids_digest(ids: Sequence[str]) -> bytes:
+    return hashlib.sha256("\n".join(ids).encode("utf-8")).digest()
+
+
+def _child_bm25(raw: bytes, conn: Any) -> None:
+    """Forked child: BM25 of the artifact's chunk lines in store order, with the digest of their ids."""
+    try:
+        lines = raw.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        values = orjson.loads(b"[" + b",".join(lines[1:-1]) + b"]")
+        # The store order (artifact._chunk_order): file path, start line, id.
+        values.sort(key=lambda v: (v["file_path"], v["start_line"], v["id"]))
+        digest = _ids_digest([v["id"] for v in values])
+        from cce_core.foundation.textrules import tokenize_bytes
+        from cce_core.indexing.bm25 import build_bm25
+
+        conn.send((digest, build_bm25([tokenize_bytes(v["content"].encode("utf-8")) for v in values])))
+    except BaseException:
+        # The parent may be gone or have stopped listening: then nobody needs the answer.
+        with contextlib.suppress(OSError):
+            conn.send(None)
+    finally:
+        conn.close()
+
+
+class _Bm25Child:
+    """A forked child building BM25 from the artifact bytes; ``bm25_for`` adopts its result or replaces it."""
+
+    def __init__(self, raw: bytes) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        # The child flushes the standard streams when it ends: anything buffered now would print twice.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._receive, send = context.Pipe(duplex=False)
+        self._process = context.Process(target=_child_bm25, args=(raw, send), daemon=True)
+        self._process.start()
+        send.close()
+
+    def bm25_for(self, chunks: Sequence[Chunk]) -> Bm25Arrays:
+        result = None
+        try:
+            if self._receive.poll(CHILD_WAIT_SECONDS):
+                result = self._receive.recv()
+        except (EOFError, OSError):
+            result = None  # the child died: build it here
+        finally:
+            self.close()
+        if result is not None and result[0] == _ids_digest([c.chunk_id for c in chunks]):
+            return result[1]
+        return bm25_of(chunks)
+
+    def close(self) -> None:
+        self._receive.close()
+        self._process.join(timeout=1)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods() and (os.cpu_count() or 1) > 1
+
+
+def decode_to_store(raw: bytes, embedder: Embedder) -> tuple[Artifact, StoreData]:
+    """Validate and decode ``raw`` (:func:`import_artifact`) and turn it into a store (:func:`artifact_to_store`)."""
+    child = _Bm25Child(raw) if len(raw) >= PARALLEL_MIN_BYTES and _can_fork() else None
+    if child is None:
+        artifact = import_artifact(raw)
+        return artifact, artifact_to_store(artifact, embedder)
+    try:
+        artifact = import_artifact(raw)
+        return artifact, artifact_to_store(artifact, embedder, bm25_for=child.bm25_for)
+    finally:
+        child.close()  # a no-op once bm25_for has run; reaps the child when decoding failed
