@@ -39,6 +39,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import signal
 import socket
 import threading
 import time
@@ -321,6 +322,43 @@ class DashboardServer(ThreadingHTTPServer):
         except BaseException:
             self._slots.release()
             raise
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """Serve until shutdown or Ctrl-C, noticing Ctrl-C within ``poll_interval`` whatever the handler threads do.
+
+        CPython 3.11 can lose the first SIGINT of a threaded server: a handler
+        thread that takes the GIL recomputes the interpreter's "something
+        pending" flag, and, not being the main thread, computes it without the
+        pending signal, so the main thread's serve loop never runs the handler
+        (about one Ctrl-C in twenty here). The signal's number still reaches the
+        wakeup fd, which the serve loop reads between polls.
+        """
+        if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "set_wakeup_fd"):
+            super().serve_forever(poll_interval)
+            return
+        reader, writer = socket.socketpair()
+        reader.setblocking(False)
+        writer.setblocking(False)
+        previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        self._signal_reader: socket.socket | None = reader
+        try:
+            super().serve_forever(poll_interval)
+        finally:
+            signal.set_wakeup_fd(previous)
+            self._signal_reader = None
+            reader.close()
+            writer.close()
+
+    def service_actions(self) -> None:
+        reader = getattr(self, "_signal_reader", None)
+        if reader is None:
+            return
+        try:
+            received = reader.recv(64)
+        except (BlockingIOError, InterruptedError):
+            return
+        if signal.SIGINT in received:
+            raise KeyboardInterrupt
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
