@@ -244,6 +244,8 @@ class Embedder:
     * ``dim`` — the vector width. It is only read when an index has no chunk
       at all (the store still records a width) and by ``cce packs``; ``None``
       when unknown.
+    * ``size_bytes`` — optional: the on-disk size of the model files, shown
+      by ``cce packs``; ``None`` (the default) for model-free embedders.
     * :meth:`embed_batch` and :meth:`embed_query` — required.
     * :meth:`embed_tokenized` — an optional fast path (default: not offered).
     * :meth:`healthy` and :meth:`unavailable_message` — for embedders that
@@ -259,6 +261,7 @@ class Embedder:
     name: str = ""
     model: str = ""
     dim: int | None = None
+    size_bytes: int | None = None
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for ``texts`` as a ``(len(texts), dim)`` float64 array.

@@ -44,10 +44,11 @@ class EmbedderEntry:
     model: str
     dim: int | None
     problem: str | None  # why it could not be built for inspection
+    size_bytes: int | None = None  # the model files on disk, when the embedder says
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model, "dim": self.dim, "distribution": self.distribution or None,
-                "version": self.version, "problem": self.problem}
+                "version": self.version, "problem": self.problem, "size_bytes": self.size_bytes}
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,8 @@ def _embedder_entry(host: PluginHost, name: str) -> EmbedderEntry:
     try:
         made = host.embedder(name)
         model, dim, problem = str(made.model or ""), made.dim, None
+        size = getattr(made, "size_bytes", None)
     except Exception as exc:  # third-party constructors may fail; the listing must not
-        model, dim, problem = "", None, f"{type(exc).__name__}: {exc}"
-    return EmbedderEntry(name, dist, _version(host, dist), model, dim, problem)
+        model, dim, problem, size = "", None, f"{type(exc).__name__}: {exc}", None
+    return EmbedderEntry(name, dist, _version(host, dist), model, dim, problem,
+                         size if isinstance(size, int) and not isinstance(size, bool) else None)

@@ -57,7 +57,8 @@ def packs(
     typer.echo(f"Embedders ({len(inventory.embedders)}):")
     for emb in inventory.embedders:
         detail = f"cannot be built: {emb.problem}" if emb.problem else (
-            f"model {emb.model or '-'} · dim {'?' if emb.dim is None else emb.dim}")
+            f"model {emb.model or '-'} · dim {'?' if emb.dim is None else emb.dim}"
+            + ("" if emb.size_bytes is None else f" · size {emb.size_bytes / 1e6:.1f} MB"))
         typer.echo(f"  {emb.name:<12} {detail} · from {emb.distribution or '?'} {emb.version}")
     typer.echo(f"Document chunkers ({len(inventory.document_chunkers)}):")
     if not inventory.document_chunkers:
