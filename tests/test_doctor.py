@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, run_cce
+from conftest import REPO_ROOT, reference_dir, run_cce
 
 from cce_core import __version__
 from cce_core.indexing.fingerprint import Fingerprint, fingerprint_path, parse_fingerprint
@@ -337,3 +337,20 @@ def test_the_fingerprint_is_deterministic(tmp_path: Path) -> None:
     b = parse_fingerprint((indexed(tmp_path, "b") / ".cce" / "fingerprint.json").read_bytes())
     assert a == b
     assert isinstance(a, Fingerprint) and a.sealed() == a
+
+
+def test_a_knowledge_store_is_checked_and_a_corrupt_one_fails(tmp_path: Path):
+    feed = reference_dir() / "test" / "fixture" / "knowledge" / "curated.jsonl"
+    if not feed.is_file():
+        pytest.skip(f"reference fixture not found at {feed}")
+    root = tmp_path / "notes"
+    root.mkdir()
+    assert run_cce("knowledge", "index", feed, "--dir", root).returncode == 0
+    healthy = doctor("--dir", root)
+    assert healthy.returncode == 0, healthy.stderr
+    assert "  ok        contract cce.knowledge/v1 · snapshot 598e1b3891572bbb · 2 records · 2 chunks" in healthy.stdout
+    (root / ".cce" / "knowledge" / "598e1b3891572bbb.json").write_text('{"broken', encoding="utf-8")
+    broken = doctor("--dir", root)
+    assert broken.returncode == 1
+    assert "FAIL      knowledge store cannot be loaded:" in broken.stdout
+    assert broken.stderr.count("\n") == 1 and broken.stderr.startswith("error: ")

@@ -17,10 +17,8 @@ It never writes anything and never touches the network.
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from cce_core.default_plugins.hash_embedder import EMBED_DIM
 from cce_core.foundation.errors import CceError
@@ -287,35 +285,23 @@ def _check_sync_marker(directory: Path, report: DoctorReport) -> None:
 # --------------------------------------------------------------------------- knowledge
 
 
-def _knowledge_store_module() -> Any | None:
-    """``cce_core.knowledge.store`` when this engine has a knowledge store."""
-    if importlib.util.find_spec("cce_core.knowledge") is None:
-        return None
-    if importlib.util.find_spec("cce_core.knowledge.store") is None:
-        return None
-    import cce_core.knowledge.store as knowledge_store
-
-    return knowledge_store
-
-
 def _has_knowledge(root: Path) -> bool:
     """Whether ``root`` has a knowledge store (a damaged pointer counts: it is something to report)."""
-    knowledge = _knowledge_store_module()
-    if knowledge is None:
-        return False
+    from cce_core.knowledge.store import current_snapshot
+
     try:
-        return knowledge.current_snapshot(root) is not None
+        return current_snapshot(root) is not None
     except CceError:
         return True
 
 
 def _check_knowledge(root: Path, report: DoctorReport) -> None:
     """The knowledge store's contract and integrity; silent when the root has none."""
-    knowledge = _knowledge_store_module()
-    if knowledge is None:
-        return
+    from cce_core.knowledge.store import current_snapshot
+    from cce_core.knowledge.store import load_store as load_knowledge_store
+
     try:
-        snapshot = knowledge.current_snapshot(root)
+        snapshot = current_snapshot(root)
     except CceError as exc:
         report.line("knowledge:")
         report.fail(f"knowledge store cannot be loaded: {exc} — re-ingest or re-pull")
@@ -324,7 +310,7 @@ def _check_knowledge(root: Path, report: DoctorReport) -> None:
         return
     report.line("knowledge:")
     try:
-        store = knowledge.load_store(root)
+        store = load_knowledge_store(root)
     except CceError as exc:
         report.fail(f"knowledge store cannot be loaded: {exc} — re-ingest or re-pull")
         return
