@@ -4,4 +4,4 @@ The package holds the language-neutral engine; languages and embedders arrive
 as plugins (see :mod:`cce_core.hookspecs`).
 """
 
-__version__ = "0.2.0"
+__version__ = "0.2.1"

@@ -23,7 +23,8 @@ The names, by what they are for (the hooks themselves are documented in
   :class:`DocumentSection` (what it returns), :data:`RegisterDocumentChunker`;
 * text — :data:`UNICODE_WHITESPACE` (the white-space set the engine family
   trims, which differs from :meth:`str.strip`'s), :func:`estimate_tokens`
-  (``cce.tokens/v1``) and :func:`chunk_id` (the family's content address);
+  (``cce.tokens/v1``), :func:`chunk_id` (the family's content address) and
+  :func:`node_text` (a syntax node's text, empty when its bytes are not UTF-8);
 * errors — :class:`CceError` (shown to the user as one ``error:`` line);
 * testing your plugin — :func:`pack_self_test` (the checks every pack's tests make alike:
   validators, exactly one pack, :data:`ODD_INPUTS` never break it), :func:`validate_plugin`,
@@ -42,7 +43,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from cce_core.foundation.errors import CceError
-from cce_core.foundation.textrules import UNICODE_WHITESPACE, chunk_id, estimate_tokens
+from cce_core.foundation.textrules import UNICODE_WHITESPACE, chunk_id, estimate_tokens, node_text
 from cce_core.hookspecs import (
     DocumentChunker,
     DocumentSection,
@@ -112,6 +113,7 @@ __all__ = [
     "hookimpl",
     "imports_by_node_kind",
     "imports_with",
+    "node_text",
     "pack_self_test",
     "render_definition",
     "render_with",

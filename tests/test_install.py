@@ -365,7 +365,7 @@ def test_venv_sees_only_what_was_installed(venv: Venv) -> None:
     for entry in where["path"]:
         assert not (entry and Path(entry).resolve() in (REPO, purelib)), where["path"]
     assert (venv.bin / "cce").exists()
-    assert "Successfully installed cce-core-0.2.0" in venv.pip_logs[0]
+    assert "Successfully installed cce-core-0.2.1" in venv.pip_logs[0]
 
 
 def test_no_packs_every_file_is_one_module_chunk(venv: Venv, corpus: Path) -> None:
@@ -461,12 +461,12 @@ def test_two_packs_claiming_one_extension_stop_the_engine(venv: Venv, corpus: Pa
 def test_the_core_lists_its_own_embedder_as_a_plugin(venv: Venv) -> None:
     lines = packs_output(venv)
     assert "Embedders (1):" in lines, lines
-    assert any(line.split()[:1] == ["hash"] and line.endswith("from cce-core 0.2.0") and "dim 256" in line
+    assert any(line.split()[:1] == ["hash"] and line.endswith("from cce-core 0.2.1") and "dim 256" in line
                for line in lines), lines
     listing = venv.cce("packs", "--json")
     assert listing.returncode == 0, listing.stderr
     assert json.loads(listing.stdout)["plugins"] == [
-        {"name": "hash", "distribution": "cce-core", "version": "0.2.0", "hooks": ["cce_register_embedders"]}]
+        {"name": "hash", "distribution": "cce-core", "version": "0.2.1", "hooks": ["cce_register_embedders"]}]
 
 
 def test_a_misspelled_hook_is_reported_with_the_closest_name(venv: Venv, corpus: Path) -> None:

@@ -82,3 +82,13 @@ def test_every_plugin_has_the_one_shape(plugin: Path):
     (core,) = [Requirement(r) for r in project["dependencies"] if Requirement(r).name == "cce-core"]
     assert str(core.specifier), f"{plugin.name} must declare a version range on cce-core"
     assert core.specifier.contains(Version(cce_core.__version__)), (core, cce_core.__version__)
+
+
+def test_node_text_reads_a_span_and_gives_empty_for_bytes_that_are_not_utf8():
+    from types import SimpleNamespace
+
+    from cce_core.api import node_text
+
+    source = "def héllo(): pass".encode() + b"\xff\xfe"
+    assert node_text(SimpleNamespace(start_byte=4, end_byte=10), source) == "héllo"
+    assert node_text(SimpleNamespace(start_byte=len(source) - 2, end_byte=len(source)), source) == ""

@@ -43,6 +43,18 @@ FNV_PRIME = 0x00000100000001B3
 _U64 = 0xFFFFFFFFFFFFFFFF
 
 
+def node_text(node: Any, source: bytes) -> str:
+    """The text of a syntax node's byte span in ``source``; a span that is not UTF-8 reads as empty.
+
+    Empty, not replaced: an identifier cut from undecodable bytes must match
+    nothing, as in the other engines, rather than a name full of U+FFFD.
+    """
+    try:
+        return source[node.start_byte : node.end_byte].decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+
+
 def tokenize_bytes(data: bytes) -> list[bytes]:
     """Tokens of raw UTF-8 bytes, ASCII-lowercased, in order (no dedupe)."""
     return data.translate(_TOKEN_TABLE).split()

@@ -22,6 +22,7 @@ from cce_core.api import (
     PackExpected,
     hookimpl,
     imports_by_node_kind,
+    node_text,
     structural_renderer,
 )
 
@@ -39,11 +40,6 @@ def grammar() -> Language:
     return _LANGUAGE
 
 
-def _text(node: Node, source: bytes) -> str:
-    try:
-        return source[node.start_byte : node.end_byte].decode("utf-8")
-    except UnicodeDecodeError:  # a span that is not UTF-8 reads as empty
-        return ""
 
 
 def include_stem(target: str) -> str:
@@ -62,7 +58,7 @@ def imports_from_nodes(includes: list[Node], source: bytes) -> list[str]:
             for child in include.children:
                 if child.type not in _PATH_KINDS:
                     continue
-                stem = include_stem(_text(child, source))
+                stem = include_stem(node_text(child, source))
                 if stem and stem not in found:
                     found.append(stem)
     except Exception:  # odd input: keep what was already found

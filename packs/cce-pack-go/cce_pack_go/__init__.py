@@ -34,6 +34,7 @@ from cce_core.api import (
     PackExpected,
     hookimpl,
     imports_by_node_kind,
+    node_text,
     render_definition,
 )
 
@@ -61,11 +62,6 @@ CLASS_TYPES = ("type_declaration",)
 IMPORT_KINDS = ("import_spec",)
 
 
-def _text(node: Node, source: bytes) -> str:
-    try:
-        return source[node.start_byte : node.end_byte].decode("utf-8")
-    except UnicodeDecodeError:  # a span that is not UTF-8 reads as empty
-        return ""
 
 
 def _is_major_version(element: str) -> bool:
@@ -95,7 +91,7 @@ def imports_from_nodes(specs: list[Node], source: bytes) -> list[str]:
             path = spec.child_by_field_name("path")
             if path is None:
                 continue
-            name = package_name(_text(path, source))
+            name = package_name(node_text(path, source))
             if name and name not in found:
                 found.append(name)
     except Exception:  # odd input: keep what was already found

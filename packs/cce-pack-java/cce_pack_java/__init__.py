@@ -36,6 +36,7 @@ from cce_core.api import (
     PackExpected,
     hookimpl,
     imports_by_node_kind,
+    node_text,
     render_definition,
 )
 
@@ -68,17 +69,12 @@ CLASS_TYPES = (
 IMPORT_KINDS = ("import_declaration",)
 
 
-def _text(node: Node, source: bytes) -> str:
-    try:
-        return source[node.start_byte : node.end_byte].decode("utf-8")
-    except UnicodeDecodeError:  # a span that is not UTF-8 reads as empty
-        return ""
 
 
 def _identifiers(name: Node, source: bytes) -> list[str]:
     """``a.b.C`` (a scoped_identifier, nested to the left) as ``["a", "b", "C"]``."""
     if name.type == "identifier":
-        return [_text(name, source)]
+        return [node_text(name, source)]
     return [part for child in name.named_children for part in _identifiers(child, source)]
 
 

@@ -16,7 +16,7 @@ from importlib.resources import files
 
 from tree_sitter import Language, Node
 
-from cce_core.api import LanguagePack, PackExpected, hookimpl, imports_by_node_kind, structural_renderer
+from cce_core.api import LanguagePack, PackExpected, hookimpl, imports_by_node_kind, node_text, structural_renderer
 
 _LANGUAGE: Language | None = None
 
@@ -30,12 +30,6 @@ def grammar() -> Language:
     return _LANGUAGE
 
 
-def _text(node: Node, source: bytes) -> str:
-    # Text that is not valid UTF-8 counts as empty, as in the other engines.
-    try:
-        return source[node.start_byte : node.end_byte].decode("utf-8")
-    except UnicodeDecodeError:
-        return ""
 
 
 def module_specifier(statement: Node, source: bytes) -> str | None:
@@ -45,8 +39,8 @@ def module_specifier(statement: Node, source: bytes) -> str | None:
         return None
     fragments = [child for child in string.children if child.type == "string_fragment"]
     if fragments:
-        return _text(fragments[-1], source)
-    return _text(string, source).strip("'\"`")
+        return node_text(fragments[-1], source)
+    return node_text(string, source).strip("'\"`")
 
 
 def specifier_module(spec: str) -> str:

@@ -18,7 +18,7 @@ from importlib.resources import files
 
 from tree_sitter import Language, Node, Query, QueryCursor
 
-from cce_core.api import LanguagePack, PackExpected, hookimpl, structural_renderer
+from cce_core.api import LanguagePack, PackExpected, hookimpl, node_text, structural_renderer
 
 _LANGUAGE: Language | None = None
 _REQUIRES: Query | None = None
@@ -34,11 +34,6 @@ def grammar() -> Language:
     return _LANGUAGE
 
 
-def _text(node: Node, source: bytes) -> str:
-    try:
-        return source[node.start_byte : node.end_byte].decode("utf-8")
-    except UnicodeDecodeError:  # a span that is not UTF-8 reads as empty
-        return ""
 
 
 def require_stem(target: str) -> str:
@@ -65,12 +60,12 @@ def _first_string_content(node: Node) -> Node | None:
 def require_target(call: Node, source: bytes) -> str | None:
     """The string a bare ``require``/``require_relative`` call loads, else ``None``."""
     method = call.child(0)
-    if method is None or method.type != "identifier" or _text(method, source) not in _REQUIRE_METHODS:
+    if method is None or method.type != "identifier" or node_text(method, source) not in _REQUIRE_METHODS:
         return None
     for child in call.children:
         if child.type == "argument_list":
             content = _first_string_content(child)
-            return None if content is None else _text(content, source)
+            return None if content is None else node_text(content, source)
     return None
 
 

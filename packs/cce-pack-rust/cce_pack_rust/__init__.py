@@ -23,6 +23,7 @@ from cce_core.api import (
     PackExpected,
     hookimpl,
     imports_by_node_kind,
+    node_text,
     structural_renderer,
 )
 
@@ -39,11 +40,6 @@ def grammar() -> Language:
     return _LANGUAGE
 
 
-def _text(node: Node, source: bytes) -> str:
-    try:
-        return source[node.start_byte : node.end_byte].decode("utf-8")
-    except UnicodeDecodeError:  # a span that is not UTF-8 reads as empty
-        return ""
 
 
 def use_root(declaration: str) -> str:
@@ -63,7 +59,7 @@ def imports_from_nodes(declarations: list[Node], source: bytes) -> list[str]:
     found: list[str] = []
     try:
         for declaration in declarations:
-            name = use_root(_text(declaration, source))
+            name = use_root(node_text(declaration, source))
             if name and name not in found:
                 found.append(name)
     except Exception:  # odd input: keep what was already found

@@ -17,7 +17,7 @@ from importlib.resources import files
 
 from tree_sitter import Language, Node
 
-from cce_core.api import LanguagePack, PackExpected, hookimpl, imports_by_node_kind, structural_renderer
+from cce_core.api import LanguagePack, PackExpected, hookimpl, imports_by_node_kind, node_text, structural_renderer
 
 _LANGUAGE: Language | None = None
 
@@ -31,11 +31,6 @@ def grammar() -> Language:
     return _LANGUAGE
 
 
-def _text(node: Node, source: bytes) -> str:
-    try:
-        return source[node.start_byte : node.end_byte].decode("utf-8")
-    except UnicodeDecodeError:  # not UTF-8 at these bounds: treated as empty
-        return ""
 
 
 def _specifier(statement: Node, source: bytes) -> str | None:
@@ -47,8 +42,8 @@ def _specifier(statement: Node, source: bytes) -> str | None:
         if child.type == "string_fragment":
             last_fragment = child
     if last_fragment is not None:
-        return _text(last_fragment, source)
-    return _text(string, source).strip("`'\"")
+        return node_text(last_fragment, source)
+    return node_text(string, source).strip("`'\"")
 
 
 def first_segment(spec: str) -> str:
