@@ -354,3 +354,29 @@ def test_a_knowledge_store_is_checked_and_a_corrupt_one_fails(tmp_path: Path):
     assert broken.returncode == 1
     assert "FAIL      knowledge store cannot be loaded:" in broken.stdout
     assert broken.stderr.count("\n") == 1 and broken.stderr.startswith("error: ")
+
+
+def test_file_digests_are_remembered_per_file_version_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import hashlib as real_hashlib
+
+    from cce_core.foundation.atomic import atomic_write
+    from cce_core.indexing import fingerprint
+
+    reads: list[str] = []
+    real_digest = real_hashlib.file_digest
+
+    def counting(fh, name):
+        reads.append(fh.name)
+        return real_digest(fh, name)
+
+    monkeypatch.setattr(fingerprint.hashlib, "file_digest", counting)
+    path = tmp_path / "store.cce"
+    atomic_write(path, b"one")
+    first = fingerprint.file_sha256(path)
+    moved = tmp_path / "renamed.cce"
+    path.rename(moved)  # a rename keeps the file: no second read
+    assert fingerprint.file_sha256(moved) == first == real_hashlib.sha256(b"one").hexdigest()
+    assert len(reads) == 1
+    atomic_write(moved, b"two")  # a rewrite is a new file version: read again
+    assert fingerprint.file_sha256(moved) == real_hashlib.sha256(b"two").hexdigest()
+    assert len(reads) == 2

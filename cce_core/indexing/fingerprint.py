@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -95,10 +96,23 @@ def fingerprint_path(store_path: Path) -> Path:
     return store_path.with_name(name)
 
 
+# Digests of files already hashed by this process, by file identity and version. An index
+# run asks twice about the same store (is it still ours? then, what do we record?), and a
+# pull hashes the staged store before renaming it into place: one read of a large store
+# each time instead of two. A rename keeps the inode; any rewrite makes a new one (every
+# store write is temp file + rename) or moves mtime/size.
+_DIGESTS: dict[tuple[int, int, int, int], str] = {}
+
+
 def file_sha256(path: Path) -> str:
-    """SHA-256 (lowercase hex) of a file's bytes, read in blocks."""
+    """SHA-256 (lowercase hex) of a file's bytes, read in blocks (once per file version per process)."""
     with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+        st = os.fstat(fh.fileno())
+        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+        digest = _DIGESTS.get(key)
+        if digest is None:
+            digest = _DIGESTS[key] = hashlib.file_digest(fh, "sha256").hexdigest()
+    return digest
 
 
 def fingerprint_for(meta: dict[str, Any], store_sha256: str) -> Fingerprint:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
-from cce_core.indexing.fingerprint import record_fingerprint
+from cce_core.indexing.fingerprint import file_sha256, record_fingerprint
 from cce_core.indexing.store import STORE_DIR, default_store_path, load_store, save_store
 from cce_core.sync.artifact import (
     HASH_EMBEDDER,
@@ -282,7 +282,7 @@ def install_artifact(root: Path, raw: bytes, *, log_metrics: bool = True) -> Art
         save_store(data, staged)
         if store.exists():
             os.chmod(staged, store.stat().st_mode & 0o7777)  # a tightened store keeps its mode
-        installed = hashlib.sha256(staged.read_bytes()).hexdigest()
+        installed = file_sha256(staged)  # the fingerprint below reuses this digest (same file after the rename)
         marker = SyncMarker(artifact.manifest.repo_id, artifact.manifest.sha, artifact.manifest.checksum, installed)
         try:
             atomic_write(marker_path(root), marker.to_bytes())
