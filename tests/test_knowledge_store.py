@@ -328,3 +328,23 @@ def test_a_killed_install_leaves_the_old_store_current(tmp_path: Path, monkeypat
     assert kstore.current_snapshot(tmp_path) == old.snapshot
     assert kstore.load_store(tmp_path).to_bytes() == old_bytes
     assert not [p for p in kstore.knowledge_dir(tmp_path).iterdir() if p.name.endswith(".tmp")]
+
+
+def test_ingest_redacts_with_the_projects_secrets_profile(tmp_path: Path) -> None:
+    # A GitLab token pasted into a runbook: the family redactor misses it, the strict default does not.
+    from secret_formats import j, rand
+
+    token = j("gl", "pat-", rand("knowledge-runbook", 20))
+    record = {"id": "kn:runbook", "title": "Deploy runbook", "source": "handbook",
+              "body": f"## CI\n\nSet GITLAB_TOKEN: {token} before the deploy job."}
+    feed = tmp_path / "feed.jsonl"
+    feed.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    strict_root, family_root = tmp_path / "strict", tmp_path / "family"
+    strict_root.mkdir()
+    (family_root / ".cce").mkdir(parents=True)
+    (family_root / ".cce" / "config").write_text("secrets:\n  profile: family\n", encoding="utf-8")
+    ingest_file(feed, strict_root, real_chunker())
+    ingest_file(feed, family_root, real_chunker())
+    strict_bytes = kstore.load_store(strict_root).to_bytes().decode("utf-8")
+    assert token not in strict_bytes and "[REDACTED:" in strict_bytes
+    assert token in kstore.load_store(family_root).to_bytes().decode("utf-8")  # the family's exact set

@@ -1,7 +1,7 @@
 """Ingest: a ``cce.knowledge/v1`` feed → a redacted, sectioned, embedded knowledge store.
 
 Per record, in feed order: render the document, redact it whole (the same
-redactor as the code index, so no secret reaches the store and chunk ids come
+redactor and profile as the code index, so no secret reaches the store and chunk ids come
 from redacted text), cut it into sections with the installed document
 chunker, embed each section with the deterministic hash embedder, and attach
 the record's facets — each free-text facet redacted too. The record id is
@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
-from cce_core.indexing.redactor import redact
+from cce_core.indexing.redactor import DEFAULT_PROFILE, redact_with
 from cce_core.knowledge.feed import DOCUMENT_FORMAT, SCHEMA_ID, FeedError, KnowledgeRecord, parse_feed, render_document
 from cce_core.knowledge.store import KnowledgeChunk, KnowledgeStore, save_store
 
@@ -49,10 +49,6 @@ def snapshot_id(feed_bytes: bytes) -> str:
     return hashlib.sha256(feed_bytes).hexdigest()[:16]
 
 
-def _redact_optional(value: str | None) -> str | None:
-    return None if value is None else redact(value)
-
-
 def _hash_embedder() -> Any:
     from cce_core.default_plugins.hash_embedder import HashEmbedder
 
@@ -60,9 +56,20 @@ def _hash_embedder() -> Any:
 
 
 def build_store(records: Sequence[KnowledgeRecord], feed_bytes: bytes, budget: int, chunker: SectionChunker,
-                embedder: Any = None) -> KnowledgeStore:
-    """The store for ``records`` (parsed from ``feed_bytes``); pure, deterministic, writes nothing."""
+                embedder: Any = None, secrets_profile: str = DEFAULT_PROFILE) -> KnowledgeStore:
+    """The store for ``records`` (parsed from ``feed_bytes``); pure, deterministic, writes nothing.
+
+    Redaction follows the project's ``secrets.profile`` as the code index does
+    (strict by default): runbooks and tickets are where pasted credentials live.
+    """
     embedder = embedder if embedder is not None else _hash_embedder()
+
+    def redact(text: str) -> str:
+        return redact_with(text, secrets_profile)
+
+    def _redact_optional(value: str | None) -> str | None:
+        return None if value is None else redact(value)
+
     chunks: list[KnowledgeChunk] = []
     for rec in records:
         sections = list(chunker.chunk_document(rec.id, redact(render_document(rec)), budget))
@@ -122,7 +129,8 @@ def ingest_file(feed: Path, root: Path, chunker: SectionChunker | None = None) -
         raise CceError(str(exc)) from None
     if chunker is None:
         chunker = resolve_chunker()
-    store = build_store(records, raw, config.markdown_max_section_tokens, chunker)
+    store = build_store(records, raw, config.markdown_max_section_tokens, chunker,
+                        secrets_profile=config.secrets_profile)
     try:
         path = save_store(root, store)
     except OSError as exc:
