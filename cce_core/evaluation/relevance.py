@@ -6,9 +6,10 @@ query, the results a good answer must surface (anchors: a file, a chunk kind,
 a line span). Each query runs through a real retrieval entry point (BM25 only,
 cosine only, or the full hybrid ranking ``cce search`` serves) and is scored
 with standard IR metrics: precision@k, recall, MRR, F1, and for line-span
-anchors token-weighted precision, recall and IoU. Two backends can be compared
-query by query with a paired t-test. Everything here is pure: no clock, no
-writes, the same bytes for the same index.
+anchors token-weighted precision, recall and IoU. Two backends — or two
+embedders, each indexing the corpus in memory — can be compared query by query
+with a paired t-test. Everything here is pure: no clock, no writes, the same
+bytes for the same index.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from cce_core.evaluation.paired_stats import PairedStats, paired_t
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 FIXTURE_SCHEMA = "cce.relevance/v1"
 REPORT_SCHEMA = "cce.relevance.report/v2"
+EMBEDDER_REPORT_SCHEMA = "cce.relevance.embedders/v1"
 BACKENDS = ("bm25", "vector", "hybrid")
 DEFAULT_K = 10
 _MAX_U64 = (1 << 64) - 1
@@ -216,14 +218,19 @@ def corpus_dir(fixtures_path: str, fixture_set: FixtureSet, dir_: str | None) ->
     return os.path.join(os.path.dirname(fixtures_path), fixture_set.corpus)
 
 
-def corpus_searcher(corpus: str, host: PluginHost) -> Searcher:
-    """An in-memory index of ``corpus`` with the deterministic hash embedder; nothing is written."""
+def corpus_searcher(corpus: str, host: PluginHost, embedder_name: str = "hash") -> Searcher:
+    """An in-memory index of ``corpus`` built with ``embedder_name`` (default: hash); nothing is written.
+
+    The build is ``cce index``'s own (:func:`build_index`, secrets protected),
+    minus the store file. An embedder other than hash must be ready: one that
+    cannot start is refused with the message ``cce index --embedder`` gives.
+    """
     from cce_core.indexing.indexer import build_index
     from cce_core.retrieval.searcher import Searcher
 
     if not os.path.isdir(corpus):
         raise CceError(f"corpus is not a directory: {corpus}")
-    embedder = host.embedder("hash")
+    embedder = host.embedder("hash") if embedder_name == "hash" else host.ready_embedder(embedder_name, "index")
     data, _stats = build_index(corpus, host, embedder, protect_secrets=True)
     return Searcher(data, embedder)
 
@@ -257,6 +264,62 @@ def select_backends(backend: str | None, compare: str | None) -> list[str]:
     if backend is not None:
         return parse_backends(backend)
     return list(BACKENDS)
+
+
+@dataclass(frozen=True, slots=True)
+class CompareSpec:
+    """What ``--compare A,B`` names: two backends over one index, or two embedders over one corpus."""
+
+    kind: str  # "backends" or "embedders"
+    names: tuple[str, str]
+
+
+def _compare_names(text: str) -> list[str]:
+    names: list[str] = []
+    for part in text.split(","):
+        name = _trim(part)
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+def only_backends(text: str) -> bool:
+    """Whether a ``--compare`` list names backends only (then it is the family's backend comparison)."""
+    return all(name in BACKENDS for name in _compare_names(text))
+
+
+def parse_compare(text: str, embedder_names: Callable[[], Iterable[str]]) -> CompareSpec:
+    """Classify a ``--compare`` list; ``embedder_names`` (the installed embedders) is asked only when needed.
+
+    A list of backends behaves exactly as before (same checks, same errors).
+    Otherwise every name must be an installed embedder, and there must be two
+    distinct ones; a name that is neither is one error naming both choices.
+    """
+    names = _compare_names(text)
+    if only_backends(text):
+        pair = select_backends(None, text)
+        return CompareSpec("backends", (pair[0], pair[1]))
+    installed = sorted(embedder_names())
+    for name in names:
+        if name not in BACKENDS and name not in installed:
+            raise CceError(f"unknown backend or embedder {quoted(name)} (backends: {', '.join(BACKENDS)}; "
+                           f"installed embedders: {', '.join(installed) or 'none'})")
+    if any(name in BACKENDS for name in names):
+        raise CceError("--compare takes two backends (e.g. bm25,hybrid) or two embedders (e.g. hash,minilm), "
+                       "not a mix")
+    if len(names) != 2:
+        raise CceError("--compare requires exactly two distinct embedders, e.g. hash,minilm")
+    return CompareSpec("embedders", (names[0], names[1]))
+
+
+def embedder_backend(backend: str | None) -> str:
+    """The one backend an embedder comparison scores: ``--backend`` if given, else hybrid."""
+    if backend is None:
+        return "hybrid"
+    chosen = parse_backends(backend)
+    if len(chosen) != 1:
+        raise CceError("an embedder comparison scores one backend: pass one of bm25, vector, hybrid to --backend")
+    return chosen[0]
 
 
 def run_backend(searcher: Searcher, backend: str, query: str, k: int) -> list[SearchResult]:
@@ -399,6 +462,21 @@ def evaluate(searcher: Searcher, cases: Sequence[Case], backends: Sequence[str])
     return [evaluate_backend(searcher, b, cases, weights) for b in backends]
 
 
+def evaluate_embedders(corpus: str, host: PluginHost, embedders: Sequence[str], backend: str,
+                       cases: Sequence[Case]) -> list[BackendReport]:
+    """``cases`` through ``backend`` over an in-memory index of ``corpus`` per embedder, in the order given.
+
+    Each report's ``backend`` field carries the embedder's name, the label its
+    row and the comparison print. One index is held at a time.
+    """
+    reports: list[BackendReport] = []
+    for name in embedders:
+        searcher = corpus_searcher(corpus, host, name)
+        reports.append(replace(evaluate_backend(searcher, backend, cases), backend=name))
+        del searcher
+    return reports
+
+
 # --------------------------------------------------------------------------- comparison
 
 # (label in the human table, key in the JSON, the per-query value)
@@ -437,21 +515,25 @@ def _row(cells: Sequence[str], first: int = 10, width: int = 12) -> str:
     return f"  {cells[0]:<{first}}" + "".join(f"{c:>{width}}" for c in cells[1:]) + "\n"
 
 
-def render_human(corpus: str, embedder: str, reports: Sequence[BackendReport]) -> str:
+def render_human(corpus: str, embedder: str, reports: Sequence[BackendReport], *,
+                 backend: str | None = None) -> str:
+    """The tables; with ``backend`` set, the rows are embedders scored through that one backend."""
     n = len(reports[0].queries) if reports else 0
+    column = "backend" if backend is None else "embedder"
     out = [
         f"CCE relevance — ranking quality vs labeled fixtures ({FIXTURE_SCHEMA})\n",
         f"  corpus  : {corpus}\n",
         f"  embedder: {embedder}\n",
+        *([] if backend is None else [f"  backend : {backend}\n"]),
         f"  queries : {n}\n\n",
-        _row(("backend", "P@k", "recall", "MRR", "F1")),
+        _row((column, "P@k", "recall", "MRR", "F1")),
     ]
     for r in reports:
         out.append(_row((r.backend, format6(r.precision), format6(r.recall), format6(r.mrr), format6(r.f1))))
     first_tokens = next((r.tokens for r in reports if r.tokens is not None), None)
     if first_tokens is not None:
         out.append(f"\n  token-level span metrics ({first_tokens.queries} of {n} queries carry ranged anchors)\n")
-        out.append(_row(("backend", "tok-P", "tok-recall", "tok-IoU")))
+        out.append(_row((column, "tok-P", "tok-recall", "tok-IoU")))
         for r in reports:
             if r.tokens is not None:
                 t = r.tokens
@@ -509,26 +591,47 @@ def _stats_json(s: PairedStats) -> dict[str, Any]:
     }
 
 
+def _report_json(r: BackendReport, label: str) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        label: r.backend, "f1": format6(r.f1), "mrr": format6(r.mrr),
+        "per_query": [_query_json(q) for q in r.queries],
+        "precision_at_k": format6(r.precision), "recall": format6(r.recall),
+    }
+    if r.tokens is not None:
+        body["tokens"] = _token_json(r.tokens)
+    return body
+
+
+def _compare_json(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "a": comparison.a.backend, "b": comparison.b.backend,
+        "metrics": {key: _stats_json(s) for (_l, key, _v), s in zip(METRICS, comparison.stats, strict=True)},
+    }
+
+
 def render_json(corpus: str, embedder: str, reports: Sequence[BackendReport],
                 comparison: Comparison | None = None) -> str:
     """The ``cce.relevance.report/v2`` document: keys sorted, scores as six-decimal strings, one newline."""
-    backends = []
-    for r in reports:
-        body: dict[str, Any] = {
-            "backend": r.backend, "f1": format6(r.f1), "mrr": format6(r.mrr),
-            "per_query": [_query_json(q) for q in r.queries],
-            "precision_at_k": format6(r.precision), "recall": format6(r.recall),
-        }
-        if r.tokens is not None:
-            body["tokens"] = _token_json(r.tokens)
-        backends.append(body)
     document: dict[str, Any] = {
-        "backends": backends, "corpus": corpus, "embedder": embedder,
+        "backends": [_report_json(r, "backend") for r in reports], "corpus": corpus, "embedder": embedder,
         "queries": len(reports[0].queries) if reports else 0, "schema": REPORT_SCHEMA,
     }
     if comparison is not None:
-        document["compare"] = {
-            "a": comparison.a.backend, "b": comparison.b.backend,
-            "metrics": {key: _stats_json(s) for (_l, key, _v), s in zip(METRICS, comparison.stats, strict=True)},
-        }
+        document["compare"] = _compare_json(comparison)
+    return json.dumps(document, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def render_embedders_json(corpus: str, backend: str, reports: Sequence[BackendReport],
+                          comparison: Comparison) -> str:
+    """The ``cce.relevance.embedders/v1`` document of an embedder comparison (same conventions as v2).
+
+    ``embedders`` holds one entry per embedder, shaped like a v2 ``backends``
+    entry with ``embedder`` in place of ``backend``; ``backend`` names the
+    ranking that was scored; ``compare`` is b − a as in v2.
+    """
+    document: dict[str, Any] = {
+        "backend": backend, "compare": _compare_json(comparison), "corpus": corpus,
+        "embedders": [_report_json(r, "embedder") for r in reports],
+        "queries": len(reports[0].queries) if reports else 0, "schema": EMBEDDER_REPORT_SCHEMA,
+    }
     return json.dumps(document, indent=2, ensure_ascii=False, sort_keys=True) + "\n"

@@ -27,6 +27,8 @@ def bench(
     queries: Annotated[Path | None, typer.Option(help="JSON query set to use instead of the built-in one.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write a Markdown report here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
+    embedder: Annotated[str, typer.Option(
+        help="Embedder to index with: hash (default) or any installed one, as for cce index.")] = "hash",
     store: Annotated[
         Path | None, typer.Option(help="Accepted for compatibility with the other engines and ignored: the bench "
                                        "always indexes REPO_DIR in memory.")
@@ -39,8 +41,9 @@ def bench(
     del store  # the family accepts --store here and never reads it
     require_dir(repo_dir)
     host = command_host()
+    emb = host.embedder("hash") if embedder == "hash" else host.ready_embedder(embedder, "index")
     report = run_bench(repo_dir, lang=lang, name=name, commit=commit, queries_file=queries, host=host,
-                       embedder=host.embedder("hash"))
+                       embedder=emb)
     if output is not None:
         try:
             atomic_write(output, report.markdown().encode("utf-8"))
