@@ -46,8 +46,12 @@ class McpSession(SessionState):
         return text, is_error
 
 
-def serve_stdio(session: McpSession) -> None:
-    """Serve ``session`` over stdin/stdout with the MCP SDK until the client closes the stream."""
+def serve_stdio(session: McpSession, *, watch: bool = False) -> None:
+    """Serve ``session`` over stdin/stdout with the MCP SDK until the client closes the stream.
+
+    ``watch``: keep the index fresh while serving (:meth:`SessionState.start_watch`),
+    started once fd 1 points at stderr, so nothing the watcher does can reach the protocol stream.
+    """
     try:
         import anyio
         import mcp.types as types
@@ -76,7 +80,12 @@ def serve_stdio(session: McpSession) -> None:
             await _serve_until_answered(server, stdin_stream, stdout_stream)
 
     with claim_stdio() as (in_fd, out_fd):
-        anyio.run(main, in_fd, out_fd)
+        if watch:
+            session.start_watch()
+        try:
+            anyio.run(main, in_fd, out_fd)
+        finally:
+            session.stop_watch()
 
 
 # How long, after the client closed its end, unanswered calls may still take to finish.

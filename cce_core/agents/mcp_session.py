@@ -23,6 +23,13 @@ The knowledge store (``.cce/knowledge``) is cached the same way, keyed on its
 ``current`` pointer and snapshot file, and a store that is present but broken
 is reported as such rather than taken for none (:meth:`SessionState.load_knowledge`).
 
+With ``cce mcp --watch`` the session also keeps its index fresh: a watcher
+thread (:mod:`cce_core.indexing.watch`) re-indexes the project after each
+burst of saves, and :meth:`SessionState.load_index` first waits for a pass
+that is due or running, so a search made right after a save sees the save.
+The thread writes only to stderr; a watcher that dies says so there, and the
+session goes on serving the index as it last was.
+
 The tools (:mod:`cce_core.agents.mcp_tools`) read and update this state; the
 server (:mod:`cce_core.agents.mcp_server`) adds tool dispatch and the stdio
 transport on top, so the state never has to know the tools.
@@ -39,7 +46,9 @@ from cce_core.foundation.errors import CceError
 if TYPE_CHECKING:
     from cce_core.foundation.config import CceConfig
     from cce_core.indexing.chunker import Chunk
+    from cce_core.indexing.indexer import IndexStats
     from cce_core.indexing.store import StoreData
+    from cce_core.indexing.watch import DirectoryWatcher
     from cce_core.knowledge.blend import LoadedKnowledge
     from cce_core.plugins.host import PluginHost
     from cce_core.retrieval.searcher import Searcher
@@ -55,6 +64,14 @@ FALLBACK_NOTICE = (
     "disabled; results are keyword (BM25) matches only. Start {title}, or re-index with the default hash "
     "embedder (`cce index <dir>`), to restore semantic search."
 )
+
+
+def _say(line: str) -> None:
+    """One line on stderr: stdout is the protocol stream."""
+    import sys
+
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _fingerprint(path: Path) -> Fingerprint | None:
@@ -176,6 +193,7 @@ class SessionState:
         self._cache: tuple[Fingerprint, LoadedIndex] | None = None
         self._workspace_cache: dict[tuple[str, ...] | None, tuple[WorkspaceKey, WorkspaceBundle]] = {}
         self._knowledge_cache: tuple[tuple[Any, ...], LoadedKnowledge] | None = None
+        self.watcher: DirectoryWatcher[IndexStats] | None = None
 
     # -- start-up ----------------------------------------------------------
 
@@ -247,9 +265,14 @@ class SessionState:
     # -- the index -------------------------------------------------------
 
     def load_index(self) -> LoadedIndex | None:
-        """The current index, reused while the store file is unchanged; None when there is none."""
+        """The current index, reused while the store file is unchanged; None when there is none.
+
+        Under ``--watch``, a re-index that is due or running is waited for first (bounded).
+        """
         from cce_core.indexing.store import load_store
 
+        if self.watcher is not None:
+            self.watcher.wait_fresh()
         fp = _fingerprint(self.store_path)
         if fp is None:
             self._cache = None
@@ -263,6 +286,90 @@ class SessionState:
             return None
         self._cache = (fp, loaded)
         return loaded
+
+    # -- keeping the index fresh (--watch) ----------------------------------
+
+    def start_watch(self) -> bool:
+        """Watch the project and re-index after each burst of saves, on a daemon thread.
+
+        The first pass runs at once (it catches up with edits made while no
+        server ran). A pass re-indexes with the store's own embedder and secret
+        protection (the defaults when there is no store yet), so it reuses every
+        unchanged file. Everything it says goes to stderr, one line each.
+        Returns False (after its error line) when the watcher cannot start; the
+        session serves the index as it is either way.
+        """
+        import sys
+        import threading
+
+        from cce_core.indexing.watch import DirectoryWatcher, WatcherStopped, describe_pass
+
+        if self.workspace:
+            _say("error: --watch serves one project directory, not a workspace — serving without it")
+            return False
+        embedder_name, protect = self._store_build_settings()
+
+        def reindex(_changed: frozenset[str]) -> IndexStats:
+            from cce_core.indexing.indexer import index_directory
+            from cce_core.indexing.store import default_store_path
+
+            host = self.host()
+            host.require_healthy()
+            _data, stats = index_directory(self.root, self.store_path, host, host.ready_embedder(embedder_name,
+                                                                                                  "index"),
+                                           protect_secrets=protect)
+            if self.store_path.resolve() == default_store_path(self.root).resolve():
+                from cce_core.sync.service import forget_pull
+
+                forget_pull(self.root)
+            return stats
+
+        def failed(exc: BaseException) -> None:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            _say(f"warning: re-index failed: {first} — still watching")
+
+        watcher: DirectoryWatcher[IndexStats] = DirectoryWatcher(
+            self.root, reindex, on_pass=lambda r: _say(describe_pass(r, r.result.total_chunks)), on_error=failed,
+            store_path=self.store_path)
+        try:
+            watcher.start()
+        except WatcherStopped as exc:
+            _say(f"error: {exc} — serving the index as it is, without updates")
+            return False
+
+        def loop() -> None:
+            try:
+                watcher.run(catch_up=True)
+            except WatcherStopped as exc:
+                _say(f"error: {exc} — serving the index as it is, without updates")
+            except Exception as exc:  # a bug in the loop must not take the server down with it
+                _say(f"error: the file watcher stopped: {type(exc).__name__}: {exc} — serving the index as it is")
+            finally:
+                watcher.close()
+                if self.watcher is watcher:
+                    self.watcher = None
+
+        self.watcher = watcher
+        threading.Thread(target=loop, name="cce-watch", daemon=True).start()
+        sys.stderr.flush()
+        return True
+
+    def stop_watch(self) -> None:
+        """Stop the watcher thread, if any (the server is closing)."""
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.close()
+
+    def _store_build_settings(self) -> tuple[str, bool]:
+        """(embedder name, protect secrets) the current store was built with; the defaults without one."""
+        from cce_core.indexing.store import load_store
+
+        try:
+            meta = load_store(self.store_path).meta if self.store_path.is_file() else {}
+        except CceError:
+            meta = {}
+        name = meta.get("embedder")
+        return (name if isinstance(name, str) and name else "hash"), meta.get("redaction", True) is not False
 
     # -- the knowledge store ----------------------------------------------
 

@@ -1,6 +1,6 @@
 """One index run the way the commands perform it: progress, the metrics event, workspace members.
 
-`cce index`, `cce index --workspace` and `cce init` all build stores; this
+`cce index`, `cce index --workspace`, `cce index --watch` and `cce init` all build stores; this
 module holds the steps they share so each command only adds its own output.
 """
 
@@ -89,6 +89,21 @@ def index_one(directory: Path, store_path: Path, host: PluginHost, embedder: Emb
     if log_metrics:
         log_index_event(event_dir or directory, store_path, data.embedder or embedder.name, stats)
     return data, stats
+
+
+def watch_pass(directory: Path, store_path: Path, host: PluginHost, embedder: Embedder, *,
+               protect_secrets: bool) -> IndexStats:
+    """One ``--watch`` pass: the same incremental index as ``cce index``, silent, with no metrics event.
+
+    A pass runs after every burst of saves, so it logs nothing (the metrics log
+    would fill with one index event per save); the first, full run did.
+    """
+    _data, stats = index_directory(directory, store_path, host, embedder, protect_secrets=protect_secrets)
+    if store_path.resolve() == default_store_path(directory).resolve():
+        from cce_core.sync.service import forget_pull
+
+        forget_pull(directory)
+    return stats
 
 
 def skip_reason_line(stats: IndexStats) -> str | None:

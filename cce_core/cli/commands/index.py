@@ -1,4 +1,4 @@
-"""``cce index DIR`` (and ``--workspace``): build or refresh the store and report what was indexed."""
+"""``cce index DIR`` (``--workspace``, ``--watch``): build or refresh the store and report what was indexed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ from cce_core.cli.shared import command_host, require_dir
 from cce_core.foundation.errors import CceError
 
 if TYPE_CHECKING:
+    from cce_core.hookspecs import Embedder
     from cce_core.indexing.indexer import IndexStats
+    from cce_core.indexing.watch import DirectoryWatcher
+    from cce_core.plugins.host import PluginHost
 
 
 def register(app: typer.Typer) -> None:
@@ -42,6 +45,10 @@ def index(
         bool, typer.Option("--allow-outside-root", help="With --workspace: let this LOCAL manifest name members "
                                                         "outside the workspace root (never a published one).")
     ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="After indexing, keep watching DIRECTORY and re-index changed files as "
+                                           "they are saved (one line per pass; Ctrl-C stops).")
+    ] = False,
 ) -> None:
     """Walk DIRECTORY, chunk every file, embed the chunks and save the index."""
     from cce_core.cli.index_runs import index_one, redaction_line
@@ -49,6 +56,8 @@ def index(
 
     if as_json and not plan:
         raise CceError("--json goes with --plan")
+    if watch and (plan or workspace):
+        raise CceError("--watch takes one directory to index; it does not go with --plan or --workspace")
     if plan:
         _plan(directory, store, embedder, allow_secrets, workspace, as_json)
         return
@@ -68,8 +77,14 @@ def index(
             err=True,
         )
     store_path = store if store is not None else default_store_path(directory)
-    _data, stats = index_one(directory, store_path, host, emb, protect_secrets=not allow_secrets,
-                             log_metrics=not no_metrics)
+    watcher = _start_watcher(directory, store_path, host, emb, not allow_secrets) if watch else None
+    try:
+        _data, stats = index_one(directory, store_path, host, emb, protect_secrets=not allow_secrets,
+                                 log_metrics=not no_metrics)
+    except BaseException:
+        if watcher is not None:
+            watcher.close()
+        raise
     typer.echo(f"Indexed {directory}")
     typer.echo(f"  files indexed     : {stats.files_indexed}")
     typer.echo(f"  files skipped     : {stats.files_skipped}")
@@ -83,6 +98,39 @@ def index(
     typer.echo(f"  store             : {store_path}")
     typer.echo(f"  elapsed           : {stats.seconds:.3f}s")
     _report_skips(stats)
+    if watcher is not None:
+        _keep_watching(watcher, directory)
+
+
+def _start_watcher(directory: Path, store_path: Path, host: PluginHost, emb: Embedder,
+                   protect_secrets: bool) -> DirectoryWatcher[IndexStats]:
+    """The observer, started before the first index so a save made during it is not missed."""
+    from cce_core.cli.index_runs import watch_pass
+    from cce_core.indexing.watch import DirectoryWatcher, describe_pass
+
+    def reindex(_changed: frozenset[str]) -> IndexStats:
+        return watch_pass(directory, store_path, host, emb, protect_secrets=protect_secrets)
+
+    def on_error(exc: BaseException) -> None:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        typer.echo(f"warning: re-index failed: {first} — still watching", err=True)
+
+    watcher: DirectoryWatcher[IndexStats] = DirectoryWatcher(
+        directory, reindex, on_pass=lambda report: typer.echo(describe_pass(report, report.result.total_chunks)),
+        on_error=on_error, store_path=store_path)
+    watcher.start()  # WatcherStopped (a CceError) when it cannot: the inotify limit, say
+    return watcher
+
+
+def _keep_watching(watcher: DirectoryWatcher[IndexStats], directory: Path) -> None:
+    """Re-index after each burst of saves until Ctrl-C (exit 0) or the watcher dies (its error line, exit 1)."""
+    typer.echo(f"watching {directory} for changes (Ctrl-C to stop)")
+    try:
+        watcher.run()
+    except KeyboardInterrupt:
+        typer.echo("stopped watching", err=True)
+    finally:
+        watcher.close()
 
 
 def _report_skips(stats: IndexStats, member: str | None = None) -> None:

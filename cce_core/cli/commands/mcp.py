@@ -1,4 +1,4 @@
-"""``cce mcp [--dir D] [--store P] [--workspace]``: serve the project's index to an AI agent over MCP (stdio)."""
+"""``cce mcp [--dir D] [--store P] [--workspace] [--watch]``: serve the project's index to an agent over MCP."""
 
 from __future__ import annotations
 
@@ -19,12 +19,20 @@ def mcp(
         bool, typer.Option("--workspace", help="Serve every member of the workspace at DIR as one index "
                                                "(--store is ignored).")
     ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Keep the index fresh: re-index changed files as they are saved "
+                                           "(progress lines go to stderr).")
+    ] = False,
 ) -> None:
     """Run the MCP server on stdin/stdout: context_search and eight more tools for an agent.
 
     With `sync.auto_pull: true` and a sync remote configured, the latest
     index is pulled first (best effort: a failure is one stderr line, and the
     local index is served).
+
+    With --watch, the project is re-indexed after each burst of saves (the
+    first pass at start-up), and a search waits for a pass that is due, so
+    it sees a file saved a moment before. See docs/watch.md.
     """
     import sys
 
@@ -34,9 +42,11 @@ def mcp(
     root = dir_ if dir_ is not None else Path(".")
     if not root.is_dir():
         raise CceError(f"no such directory: {root}")
+    if watch and workspace:
+        raise CceError("--watch serves one project directory; it does not go with --workspace")
     session = McpSession(root, None if workspace else store, workspace=workspace)
     warning = session.warm_via_sync()
     if warning is not None:
         sys.stderr.write(warning + "\n")
         sys.stderr.flush()
-    serve_stdio(session)
+    serve_stdio(session, watch=watch)
