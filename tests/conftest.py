@@ -100,3 +100,11 @@ def copy_tree(src: Path, dst: Path) -> Path:
         p.chmod(p.stat().st_mode | 0o200)
     dst.chmod(dst.stat().st_mode | 0o200)
     return dst
+
+
+def store_bytes(store_path: Path) -> bytes:
+    """Every byte a store keeps on disk: its manifest, then each segment it names, in order."""
+    from cce_core.indexing.store import load_store
+
+    data = load_store(store_path)
+    return store_path.read_bytes() + b"".join(segment.path.read_bytes() for segment in data.segments)

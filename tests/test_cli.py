@@ -115,10 +115,16 @@ def test_reindex_is_idempotent_and_incremental_equals_full(base_index, tmp_path)
     (corpus / "payments.py").write_text("def pay(amount):\n    return amount\n", encoding="utf-8")
     (corpus / "README.md").unlink()
     assert run_cce("index", corpus).returncode == 0
-    incremental = store_file.read_bytes()
     fresh = tmp_path / "fresh.cce"
     assert run_cce("index", corpus, "--store", fresh).returncode == 0
-    assert fresh.read_bytes() == incremental
+    incremental_store, fresh_store = store_module.load_store(store_file), store_module.load_store(fresh)
+    assert list(incremental_store.chunks) == list(fresh_store.chunks)
+    assert incremental_store.files == fresh_store.files and incremental_store.edges == fresh_store.edges
+    assert (incremental_store.embeddings == fresh_store.embeddings).all()
+    for query in ("pay amount", "hash password", "refund"):
+        a = run_cce("search", query, "--dir", corpus, "--json", "--no-metrics").stdout
+        b = run_cce("search", query, "--dir", corpus, "--store", fresh, "--json", "--no-metrics").stdout
+        assert a == b
     data = store_module.load_store(store_file)
     assert sorted({c.file_path for c in data.chunks}) == ["auth.py", "payments.py"]
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 import struct
 from pathlib import Path
 
 from conftest import REPO_ROOT, run_cce
 
-from cce_core.indexing.store import default_store_path
+from cce_core.indexing.store import default_store_path, segments_dir
 
 SAMPLES = REPO_ROOT / "samples"
 
@@ -24,14 +26,19 @@ def test_bench_accepts_and_ignores_store(tmp_path: Path) -> None:
     assert not store.exists()
 
 
-def flip_a_vector_byte(store: Path) -> None:
-    """Change one embedding value slightly: the store still loads, only its bytes differ."""
-    raw = bytearray(store.read_bytes())
+def flip_a_vector_byte(store: Path) -> Path:
+    """Change one embedding value slightly in the store's segment, keeping its time: it still loads,
+    only its bytes differ, and nothing but a full hash could tell. Returns the segment."""
+    segment = max(segments_dir(store).iterdir(), key=lambda path: path.stat().st_size)  # the one with vectors
+    before = segment.stat()
+    raw = bytearray(segment.read_bytes())
     (header_len,) = struct.unpack("<Q", raw[8:16])
     header = json.loads(raw[16 : 16 + header_len])
-    offset = 16 + header_len + int(header["sections"]["embeddings"]["offset"])
+    offset = 16 + header_len + int(header["sections"]["csc_val"]["offset"])
     raw[offset] ^= 0x01  # the lowest mantissa byte of the first value
-    store.write_bytes(bytes(raw))
+    segment.write_bytes(bytes(raw))
+    os.utime(segment, ns=(before.st_atime_ns, before.st_mtime_ns))
+    return segment
 
 
 def test_init_force_rebuilds_the_local_index_from_scratch(tmp_path: Path) -> None:
@@ -40,16 +47,16 @@ def test_init_force_rebuilds_the_local_index_from_scratch(tmp_path: Path) -> Non
     for _ in range(2):  # the second run also indexes the CLAUDE.md and .mcp.json the first one wrote
         assert run_cce("init", root).returncode == 0
     store = default_store_path(root)
-    fresh = store.read_bytes()
     (root / ".cce" / "fingerprint.json").unlink()  # an old store: nothing tells a damaged one apart
-    flip_a_vector_byte(store)
-    damaged = store.read_bytes()
-    assert damaged != fresh
+    segment = flip_a_vector_byte(store)
+    damaged = segment.read_bytes()
 
     assert run_cce("init", root).returncode == 0
-    assert store.read_bytes() == damaged  # a plain init reuses every unchanged file
+    assert segment.read_bytes() == damaged  # a plain init reuses every unchanged file
 
     forced = run_cce("init", root, "--force")
     assert forced.returncode == 0, forced.stderr
-    assert store.read_bytes() == fresh  # --force rebuilt it from the tree
+    # --force rebuilt it from the tree: every segment's bytes hash to the name they were written under.
+    for rebuilt in segments_dir(store).iterdir():
+        assert rebuilt.name == f"seg-{hashlib.sha256(rebuilt.read_bytes()).hexdigest()[:24]}.cces"
     assert (root / ".cce" / "fingerprint.json").is_file()

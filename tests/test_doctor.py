@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from conftest import REPO_ROOT, reference_dir, run_cce
 
 from cce_core import __version__
 from cce_core.indexing.fingerprint import Fingerprint, fingerprint_path, parse_fingerprint
-from cce_core.indexing.store import default_store_path, load_store
+from cce_core.indexing.store import default_store_path, load_store, segments_dir
 
 SAMPLES = REPO_ROOT / "samples"
 FIELDS = ["block_nesting_limit", "embed_dim", "embedder", "engine_version", "markdown_section_tokens", "pack_set",
@@ -96,15 +97,31 @@ def test_a_healthy_store_is_all_ok(tmp_path: Path) -> None:
 def test_a_flipped_store_byte_fails_and_a_reindex_repairs_it(tmp_path: Path) -> None:
     root = indexed(tmp_path)
     store = default_store_path(root)
-    raw = bytearray(store.read_bytes())
-    raw[-64] ^= 0x01  # inside the last section: the store still parses
-    store.write_bytes(bytes(raw))
+    raw = store.read_bytes()
+    header = json.loads(raw[16:])  # the same manifest in other bytes: it still parses
+    text = json.dumps(header, indent=1).encode()
+    store.write_bytes(raw[:8] + struct.pack("<Q", len(text)) + text)
     done = doctor("--dir", root)
     assert done.returncode == 1
     assert "  FAIL      store bytes do not match the fingerprint" in done.stdout
     assert done.stdout.endswith("summary: 1 store checked · 1 failure · 0 advisories\n")
     assert done.stderr == FAILED
     # The store no longer matches its fingerprint, so the next index rebuilds instead of reusing it.
+    assert run_cce("index", root, "--no-metrics").returncode == 0
+    assert doctor("--dir", root).returncode == 0
+
+
+def test_a_flipped_segment_byte_fails_and_a_reindex_repairs_it(tmp_path: Path) -> None:
+    root = indexed(tmp_path)
+    (segment,) = segments_dir(default_store_path(root)).iterdir()
+    raw = bytearray(segment.read_bytes())
+    raw[-64] ^= 0x01  # inside the last section: the segment still parses
+    segment.write_bytes(bytes(raw))
+    done = doctor("--dir", root)
+    assert done.returncode == 1
+    assert f"  FAIL      segment {segment.name} does not match its recorded checksum" in done.stdout
+    assert done.stdout.endswith("summary: 1 store checked · 1 failure · 0 advisories\n")
+    # The segment is newer than the manifest that names it: the next index hashes it and rebuilds.
     assert run_cce("index", root, "--no-metrics").returncode == 0
     assert doctor("--dir", root).returncode == 0
 
@@ -230,7 +247,7 @@ def test_store_mode_and_named_store_fingerprints(tmp_path: Path) -> None:
     for name in ("a.cce", "b.cce"):
         assert run_cce("index", root, "--no-metrics", "--store", out / name).returncode == 0
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
-        "a.cce", "a.cce.fingerprint.json", "b.cce", "b.cce.fingerprint.json"]
+        "a.cce", "a.cce.d", "a.cce.fingerprint.json", "b.cce", "b.cce.d", "b.cce.fingerprint.json"]
     assert fingerprint_path(out / "a.cce") == out / "a.cce.fingerprint.json"
     done = doctor("--store", out / "a.cce")
     assert done.returncode == 0, done.stdout
@@ -271,9 +288,9 @@ def test_workspace_mode_checks_every_member(tmp_path: Path) -> None:
     assert lines[1] == "api:" and "web:" in lines
     assert done.stdout.endswith("summary: 2 stores checked · 0 failures · 0 advisories\n")
     store = default_store_path(root / "web")
-    raw = bytearray(store.read_bytes())
-    raw[-64] ^= 0x01
-    store.write_bytes(bytes(raw))
+    raw = store.read_bytes()
+    text = json.dumps(json.loads(raw[16:]), indent=1).encode()  # the same manifest in other bytes
+    store.write_bytes(raw[:8] + struct.pack("<Q", len(text)) + text)
     failed = doctor("--dir", root)
     assert failed.returncode == 1
     web = failed.stdout.split("web:\n", 1)[1]

@@ -18,10 +18,11 @@ import pytest
 from conftest import REPO_ROOT, copy_tree, reference_dir
 
 from cce_core.hookspecs import Embedder
-from cce_core.indexing.bm25 import bm25_scores, bm25_scores_sparse
+from cce_core.indexing.bm25 import bm25_scores
 from cce_core.indexing.indexer import index_directory
-from cce_core.indexing.store import MappedStore, load_store
+from cce_core.indexing.store import SegmentedStore, load_store
 from cce_core.plugins.host import default_host
+from cce_core.retrieval.pure_kernel import bm25_scores_segments
 from cce_core.retrieval.searcher import Searcher
 
 QUERIES = [
@@ -78,13 +79,12 @@ def test_both_kernels_rank_identically(stores, top_k, graph):
 def test_lean_bm25_equals_the_numpy_scores_bit_for_bit(stores):
     for store in stores:
         data = load_store(store)
-        assert isinstance(data, MappedStore)
-        s = data.sections
+        assert isinstance(data, SegmentedStore)
         for q in QUERIES:
             terms = list(dict.fromkeys(q.lower().replace(".", " ").split()))
-            dense = bm25_scores(data.bm25, terms)
-            sparse = bm25_scores_sparse(data.vocab, s.view("bm25_ptr"), s.view("bm25_docs"), s.view("bm25_tfs"),
-                                        s.view("doc_len"), terms)
+            dense = bm25_scores(data.bm25_source, terms)
+            assert np.array_equal(dense, bm25_scores(data.bm25, terms))  # merged arrays score the same
+            sparse = bm25_scores_segments(data, terms)
             assert sorted(sparse) == np.nonzero(dense)[0].tolist()
             assert all(dense[doc] == value for doc, value in sparse.items())
 

@@ -480,6 +480,7 @@ def test_store_option_points_at_another_store(repo: Path, tmp_path: Path) -> Non
     elsewhere = tmp_path / "elsewhere" / "copy.cce"
     elsewhere.parent.mkdir()
     shutil.copy(repo / ".cce" / "index.cce", elsewhere)
+    shutil.copytree(repo / ".cce" / "index.cce.d", elsewhere.parent / "copy.cce.d")  # a store is both
     client = McpClient("--dir", tmp_path, "--store", elsewhere)
     try:
         text = client.text("context_search", {"query": "hash password"})

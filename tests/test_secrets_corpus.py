@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_cce
+from conftest import run_cce, store_bytes
 from secret_formats import FORMATS, SecretFormat, tail
 
 from cce_core.indexing.store import default_store_path, load_store
@@ -58,7 +58,7 @@ def test_every_format_is_indexed_and_none_reaches_the_store(indexed):
     data = load_store(store_path)
     indexed_paths = {f.path for f in data.files}
     assert {fmt.path for fmt in FORMATS} <= indexed_paths  # the test is void unless every file was read
-    raw = store_path.read_bytes().decode("utf-8", "replace")
+    raw = store_bytes(store_path).decode("utf-8", "replace")
     for control in CONTROLS:
         assert control in raw
     assert leaks_in(raw) == []

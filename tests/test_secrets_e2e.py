@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import run_cce
+from conftest import run_cce, store_bytes
 
 from cce_core.foundation.textrules import estimate_tokens
 from cce_core.indexing.store import default_store_path, load_store
@@ -62,7 +62,7 @@ def index_corpus(root: Path, *flags: str) -> IndexRun:
     contents: dict[str, list[str]] = {}
     for chunk in data.chunks:
         contents.setdefault(chunk.file_path, []).append(chunk.content)
-    return IndexRun(proc.stdout, proc.stderr, store_path.read_bytes(), contents, data.file_tokens)
+    return IndexRun(proc.stdout, proc.stderr, store_bytes(store_path), contents, data.file_tokens)
 
 
 @pytest.fixture

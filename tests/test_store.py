@@ -12,6 +12,7 @@ from conftest import REPO_ROOT, copy_tree, run_cce
 from cce_core.foundation.errors import CceError
 from cce_core.indexing import store as store_module
 from cce_core.indexing.indexer import build_index
+from cce_core.indexing.segment import SEGMENT_MAGIC
 from cce_core.plugins.host import default_host
 
 
@@ -28,7 +29,7 @@ def built(tmp_path_factory):
 def test_a_loaded_store_equals_the_one_written(built):
     data, path = built
     loaded = store_module.load_store(path)
-    assert isinstance(loaded, store_module.MappedStore)
+    assert isinstance(loaded, store_module.SegmentedStore)
     assert len(loaded.chunks) == len(data.chunks)
     assert list(loaded.chunks) == list(data.chunks)  # every field, text included
     assert loaded.chunks[1:4] == data.chunks[1:4]
@@ -49,47 +50,67 @@ def test_chunk_text_is_decoded_only_when_asked_for(built):
     assert [i for i, c in enumerate(loaded.chunks._built) if c is not None] == [2]
 
 
-def _sections(path: Path) -> tuple[bytes, int, dict]:
+def _header(path: Path) -> tuple[bytes, int, dict]:
     raw = path.read_bytes()
     (header_len,) = struct.unpack("<Q", raw[8:16])
     header = json.loads(raw[16 : 16 + header_len])
     return raw, 16 + header_len, header
 
 
-def _rewrite_header(path: Path, target: Path, change) -> None:
-    raw, base, header = _sections(path)
+def _rewrite_header(path: Path, target: Path, change, magic: bytes = store_module.MAGIC) -> None:
+    raw, base, header = _header(path)
     change(header)
     text = json.dumps(header, sort_keys=True).encode()
     text += b" " * ((-(len(text) + 16)) % 8)
     body = raw[base:]
-    target.write_bytes(store_module.MAGIC + struct.pack("<Q", len(text)) + text + body)
+    target.write_bytes(magic + struct.pack("<Q", len(text)) + text + body)
+
+
+def _only_segment(manifest: Path) -> Path:
+    (segment,) = store_module.segments_dir(manifest).iterdir()
+    return segment
 
 
 def test_an_older_store_format_asks_for_a_rebuild(built, tmp_path):
     _data, path = built
-    old = tmp_path / "old.cce"
-    _rewrite_header(path, old, lambda h: h.update(format="cce-python-store/1"))
-    with pytest.raises(CceError, match=r"written by an older cce .* re-run `cce index`"):
-        store_module.load_store(old)
+    for older in ("cce-python-store/1", "cce-python-store/2"):
+        old = tmp_path / "old.cce"
+        _rewrite_header(path, old, lambda h, fmt=older: h.update(format=fmt))
+        with pytest.raises(CceError, match=r"written by an older cce .* re-run `cce index`"):
+            store_module.load_store(old)
 
 
-@pytest.mark.parametrize("damage", ["truncated", "section_past_end", "vocab_mismatch", "odd_length"])
+@pytest.mark.parametrize("damage", ["truncated", "section_past_end", "vocab_mismatch", "odd_length", "missing_segment",
+                                    "manifest_truncated", "segment_name_escapes"])
 def test_damaged_stores_fail_with_one_error_line(built, tmp_path, damage):
     _data, path = built
     corpus = copy_tree(REPO_ROOT / "samples", tmp_path / "c")
     target = corpus / ".cce" / "index.cce"
     target.parent.mkdir()
-    raw = path.read_bytes()
+    target.write_bytes(path.read_bytes())
+    segment = _only_segment(path)
+    seg_dir = store_module.segments_dir(target)
+    seg_dir.mkdir()
+    seg_target = seg_dir / segment.name
+    raw = segment.read_bytes()
+    seg_target.write_bytes(raw)
+    magic = SEGMENT_MAGIC
     if damage == "truncated":
-        target.write_bytes(raw[: len(raw) // 2])
+        seg_target.write_bytes(raw[: len(raw) // 2])
     elif damage == "section_past_end":
-        _rewrite_header(path, target, lambda h: h["sections"]["bm25_docs"].update(length=10**9))
+        _rewrite_header(segment, seg_target, lambda h: h["sections"]["bm25_docs"].update(length=10**9), magic)
     elif damage == "odd_length":
-        _rewrite_header(path, target, lambda h: h["sections"]["bm25_tfs"].update(length=3))
-    else:
+        _rewrite_header(segment, seg_target, lambda h: h["sections"]["bm25_tfs"].update(length=3), magic)
+    elif damage == "vocab_mismatch":
         def shorter_vocab(h):
             h["sections"]["bm25_ptr"]["length"] -= 8
-        _rewrite_header(path, target, shorter_vocab)
+        _rewrite_header(segment, seg_target, shorter_vocab, magic)
+    elif damage == "missing_segment":
+        seg_target.unlink()
+    elif damage == "manifest_truncated":
+        target.write_bytes(path.read_bytes()[:20])
+    else:
+        _rewrite_header(path, target, lambda h: h["segments"][0].update(name="../../escape.cces"))
     proc = run_cce("search", "Loader load", "--dir", corpus, "--no-metrics")
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr

@@ -76,11 +76,15 @@ def log_index_event(directory: Path, store_path: Path, embedder_name: str, stats
 
 def index_one(directory: Path, store_path: Path, host: PluginHost, embedder: Embedder, *, protect_secrets: bool,
               log_metrics: bool, label: str = "indexing",
-              event_dir: Path | None = None, reuse: bool = True) -> tuple[StoreData, IndexStats]:
-    """Build and save one store with a progress bar, then log its index event (``reuse=False``: rebuild all)."""
+              event_dir: Path | None = None, reuse: bool = True,
+              compact: bool = False) -> tuple[StoreData, IndexStats]:
+    """Build and save one store with a progress bar, then log its index event.
+
+    ``reuse=False`` rebuilds every file; ``compact`` rewrites the store as one segment.
+    """
     with progress_bar(label) as progress:
         data, stats = index_directory(directory, store_path, host, embedder, protect_secrets=protect_secrets,
-                                      progress=progress, reuse=reuse)
+                                      progress=progress, reuse=reuse, compact=compact)
     if store_path.resolve() == default_store_path(directory).resolve():
         # The directory's own store is now a local build: a pull marker no longer describes it.
         from cce_core.sync.service import forget_pull

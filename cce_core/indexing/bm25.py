@@ -2,22 +2,20 @@
 
 Lucene-form idf, k1 = 1.2, b = 0.75. Per-document sums follow the order of the
 query's unique tokens, as the other engines do, so scores match bit for bit.
-Scoring exists twice, on numpy arrays and on the store's mapped bytes in plain
-Python (for a one-shot process that should not pay numpy's import); both
-evaluate the same float expression in the same order, and tests compare them.
+Scoring here is on numpy arrays; ``pure_kernel`` evaluates the same float
+expression in the same order in plain Python (for a one-shot process that
+should not pay numpy's import), and tests compare the two.
 """
 
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
-from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
-from cce_core.indexing.store import Bm25Arrays
+from cce_core.indexing.store import ArrayPostings, Bm25Arrays, Bm25Source
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -107,52 +105,29 @@ def unique_in_order(tokens: list[str]) -> list[str]:
     return list(dict.fromkeys(tokens))
 
 
-def bm25_scores(index: Bm25Arrays, unique_query: list[str]) -> np.ndarray:
-    """Raw BM25 score of every chunk for the given unique query tokens."""
+def bm25_scores(index: Bm25Arrays | Bm25Source, unique_query: list[str]) -> np.ndarray:
+    """Raw BM25 score of every chunk for the given unique query tokens.
+
+    ``index`` is a store's postings (``StoreData.bm25_source``) or one set of
+    arrays; a term's document frequency is the number of chunks it occurs in.
+    """
     import numpy as np
 
-    n = index.doc_len.shape[0]
+    source = index if isinstance(index, Bm25Source) else ArrayPostings(index)
+    n = source.doc_len.shape[0]
     scores = np.zeros(n, dtype=np.float64)
     if n == 0:
         return scores
-    avgdl = float(index.doc_len.sum()) / n
-    vocab = index.vocab
+    avgdl = float(source.doc_len.sum()) / n
     for term in unique_query:
-        pos = bisect_left(vocab, term)
-        if pos >= len(vocab) or vocab[pos] != term:
+        hit = source.postings(term)
+        if hit is None:
             continue
-        lo, hi = int(index.ptr[pos]), int(index.ptr[pos + 1])
-        n_q = hi - lo
-        docs = index.docs[lo:hi]
-        f = index.tfs[lo:hi].astype(np.float64)
+        docs, term_freqs = hit
+        n_q = len(docs)
+        f = term_freqs.astype(np.float64)
         idf = math.log(1.0 + (n - n_q + 0.5) / (n_q + 0.5))
-        dl = index.doc_len[docs].astype(np.float64)
+        dl = source.doc_len[docs].astype(np.float64)
         denom = f + BM25_K1 * ((1.0 - BM25_B) + BM25_B * dl / avgdl)
         scores[docs] += idf * (f * (BM25_K1 + 1.0)) / denom
-    return scores
-
-
-def bm25_scores_sparse(vocab: Sequence[str], ptr: Sequence[int], docs: memoryview, tfs: memoryview,
-                       doc_len: Sequence[int], unique_query: list[str]) -> dict[int, float]:
-    """:func:`bm25_scores` in plain Python, for the chunks that score at all: ``{chunk: score}``.
-
-    The same expression as the numpy form, evaluated in the same order (term by
-    term, each chunk starting from 0.0), so every value is bit-identical.
-    """
-    n = len(doc_len)
-    scores: dict[int, float] = {}
-    if n == 0:
-        return scores
-    avgdl = float(sum(doc_len)) / n
-    for term in unique_query:
-        pos = bisect_left(vocab, term)
-        if pos >= len(vocab) or vocab[pos] != term:
-            continue
-        lo, hi = ptr[pos], ptr[pos + 1]
-        n_q = hi - lo
-        idf = math.log(1.0 + (n - n_q + 0.5) / (n_q + 0.5))
-        for doc, tf in zip(docs[lo:hi].tolist(), tfs[lo:hi].tolist(), strict=True):
-            f = float(tf)
-            denom = f + BM25_K1 * ((1.0 - BM25_B) + BM25_B * float(doc_len[doc]) / avgdl)
-            scores[doc] = scores.get(doc, 0.0) + idf * (f * (BM25_K1 + 1.0)) / denom
     return scores

@@ -1,9 +1,13 @@
 """Turn a directory into a store: walk, redact, chunk, embed, and save.
 
-A re-index reuses the chunks and vectors of every file whose bytes are
-unchanged since the previous store (same embedder, packs and secret policy),
-so only changed files are parsed and embedded; the result is identical to a
-full rebuild because the store is always assembled in path order.
+A fresh index goes to disk a batch of files at a time, each batch one
+segment, so memory follows the batch and not the corpus. A re-index lists
+files by metadata, reads only those whose size or modification time moved,
+and writes one segment with what changed (plus the paths it supersedes);
+unchanged files keep their chunks and vectors in the segments that hold them
+(same embedder, packs and secret policy required). The store reads its live
+files in path order whatever segment holds them, so every answer equals a
+full rebuild's.
 """
 
 from __future__ import annotations
@@ -27,8 +31,17 @@ from cce_core.indexing.chunker import Chunk, Chunker
 from cce_core.indexing.fingerprint import disowns, record_fingerprint
 from cce_core.indexing.graph import build_edges
 from cce_core.indexing.redactor import DEFAULT_PROFILE, scrub
-from cce_core.indexing.store import FileEntry, StoreData, load_store, save_store
-from cce_core.indexing.walker import walk
+from cce_core.indexing.segment import Bm25Arrays, SegmentParts, save_segment
+from cce_core.indexing.store import (
+    FileEntry,
+    SegmentedStore,
+    SegmentRef,
+    StoreData,
+    commit_manifest,
+    load_store,
+    segments_dir,
+)
+from cce_core.indexing.walker import ListedFile, WalkedFile, WalkResult, read_listed, scan, walk
 from cce_core.plugins.host import PluginHost
 
 SPEC_VERSION = "1.0"
@@ -77,15 +90,76 @@ def _configured_profile(root: str | os.PathLike[str]) -> str:
     return load_config(Path(root)).secrets_profile
 
 
-def _reusable(previous: StoreData | None, meta: dict[str, object]) -> dict[str, tuple[FileEntry, StoreData]]:
+def _reusable(previous: StoreData | None, meta: dict[str, object]) -> bool:
+    """Whether ``previous``'s chunks and vectors may be kept (same embedder, packs, plugins and policy)."""
     if previous is None:
-        return {}
+        return False
     keys = ("embedder", "embed_model", "pack_set", "pack_versions", "plugins", "redaction", "secrets_profile",
             "engine_version")
-    same = all(previous.meta.get(k) == meta[k] for k in keys)
-    if not same:
-        return {}
-    return {f.path: (f, previous) for f in previous.files}
+    return all(previous.meta.get(k) == meta[k] for k in keys)
+
+
+# A fresh index goes to disk in batches of about this much text, so memory is bounded by
+# a batch, not by the corpus.
+BATCH_BYTES = 16 << 20
+# A file modified this recently is not trusted by its metadata next time (its clock tick
+# may still hold another write): its size and time are recorded as unknown.
+RACY_WINDOW_NS = 2_000_000_000
+
+
+@dataclass
+class Batch:
+    """The chunks, vectors and postings of some files, ready to become a segment."""
+
+    chunks: list[Chunk]
+    embeddings: np.ndarray
+    files: list[FileEntry]
+    bm25: Bm25Arrays
+    redactions: dict[str, int]
+
+
+def _trusted_mtime(wf: WalkedFile, now_ns: int) -> int:
+    return wf.mtime_ns if now_ns - wf.mtime_ns > RACY_WINDOW_NS else 0
+
+
+def build_batch(host: PluginHost, embedder: Embedder, files: list[WalkedFile], redaction: str | None,
+                progress: Callable[[int, int], None] | None = None, dim_hint: int = 0) -> Batch:
+    """Redact, chunk, tokenize and embed ``files`` (in path order) into one batch."""
+    # One tokenization serves BM25 and, when the embedder can use it, the vectors. Each
+    # chunked file's tokens get their ids as its result arrives, while the workers go on.
+    encoder = TokenIdEncoder()
+    encoded: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def encode_result(k: int, result: ChunkedFile) -> None:
+        encoded[k] = encoder.encode(result[3])
+
+    items = [(wf.path, wf.text) for wf in files]
+    results = _chunk_files(host, items, redaction, progress, encode_result)
+    now_ns = time.time_ns()
+    chunks: list[Chunk] = []
+    entries: list[FileEntry] = []
+    redactions: dict[str, int] = {}
+    for wf, result in zip(files, results, strict=True):
+        file_chunks, imports, tokens, _chunk_tokens, redacted = result
+        for label, count in redacted.items():
+            redactions[label] = redactions.get(label, 0) + count
+        entries.append(FileEntry(wf.path, hashlib.sha256(wf.raw).hexdigest(), tokens, len(chunks), len(file_chunks),
+                                 imports, wf.size, _trusted_mtime(wf, now_ns)))
+        chunks.extend(file_chunks)
+    tids = encoder.token_ids([encoded[k] for k in range(len(files))])
+    try:
+        embeddings = _embed(embedder, [c.content for c in chunks], list(range(len(chunks))), tids)
+    except EmbedderError as exc:
+        raise CceError(f"embedding failed, nothing was written: {exc}") from exc
+    if not chunks:
+        embeddings = np.zeros((0, dim_hint or int(embedder.dim or 0)), dtype=np.float64)
+    return Batch(chunks, np.ascontiguousarray(embeddings), entries, build_bm25(tids), redactions)
+
+
+def _stats(walked: WalkResult, files: int, chunks: int, reused: int, started: float) -> IndexStats:
+    return IndexStats(files, walked.skipped, walked.sensitive_skipped, chunks, reused, 0,
+                      time.perf_counter() - started, walked.walk_errors,
+                      {r.value: n for r, n in walked.skip_counts.items()})
 
 
 def build_index(
@@ -94,100 +168,29 @@ def build_index(
     embedder: Embedder,
     *,
     protect_secrets: bool = True,
-    previous: StoreData | None = None,
     progress: Callable[[int, int], None] | None = None,
     secrets_profile: str | None = None,
 ) -> tuple[StoreData, IndexStats]:
-    """Build the store of ``root``; ``secrets_profile`` None means the one ``root/.cce/config`` sets."""
+    """Build the store of ``root`` in memory (``secrets_profile`` None: the one ``root/.cce/config`` sets).
+
+    For small trees and callers that want the data, not a file (bench, relevance,
+    a Sync push); ``index_directory`` writes big trees to disk batch by batch.
+    """
     started = time.perf_counter()
     walked = walk(str(root), protect_secrets=protect_secrets)
     profile = secrets_profile or _configured_profile(root)
-    probe_meta = store_meta(host, embedder, protect_secrets, 0, profile)
-    reusable = _reusable(previous, probe_meta)
-    digests = [hashlib.sha256(wf.raw).hexdigest() for wf in walked.files]
-    to_chunk = [i for i, wf in enumerate(walked.files)
-                if (prior := reusable.get(wf.path)) is None or prior[0].sha256 != digests[i]]
-    if previous is not None and reusable and not to_chunk and [f.path for f in previous.files] == [
-            wf.path for wf in walked.files]:
-        dim = previous.embeddings.shape[1] if previous.embeddings.ndim == 2 else 0
-        if store_meta(host, embedder, protect_secrets, dim, profile) == previous.meta:
-            # Nothing changed: a rebuild would be byte-identical to the store we have.
-            return previous, IndexStats(len(previous.files), walked.skipped, walked.sensitive_skipped,
-                                        len(previous.chunks), len(previous.files), previous.size_bytes,
-                                        time.perf_counter() - started, walked.walk_errors,
-                                        {r.value: n for r, n in walked.skip_counts.items()})
-
-    # One tokenization serves BM25 and, when the embedder can use it, the vectors. Each
-    # chunked file's tokens get their ids as its result arrives, while the workers go on.
-    encoder = TokenIdEncoder()
-    encoded: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-    def encode_result(k: int, result: ChunkedFile) -> None:
-        encoded[to_chunk[k]] = encoder.encode(result[3])
-
-    items = [(walked.files[i].path, walked.files[i].text) for i in to_chunk]
-    redaction = profile if protect_secrets else None
-    fresh = dict(zip(to_chunk, _chunk_files(host, items, redaction, progress, encode_result), strict=True))
-    redactions: dict[str, int] = {}
-    for result in fresh.values():
-        for label, count in result[4].items():
-            redactions[label] = redactions.get(label, 0) + count
-
-    chunks: list[Chunk] = []
-    files: list[FileEntry] = []
-    reused_rows: list[tuple[int, np.ndarray]] = []  # (first new row, block of old vectors)
-    new_rows: list[int] = []
-    id_parts: list[tuple[np.ndarray, np.ndarray]] = []
-    reused_files = 0
-    for n, wf in enumerate(walked.files):
-        digest = digests[n]
-        first = len(chunks)
-        if n not in fresh:
-            entry, old = reusable[wf.path]
-            block = old.chunks[entry.first_chunk : entry.first_chunk + entry.chunk_count]
-            chunks.extend(block)
-            id_parts.append(encoder.encode([tokenize_bytes(c.content.encode("utf-8")) for c in block]))
-            reused_rows.append((first, old.embeddings[entry.first_chunk : entry.first_chunk + entry.chunk_count]))
-            files.append(FileEntry(wf.path, digest, entry.tokens, first, len(block), list(entry.imports)))
-            reused_files += 1
-        else:
-            file_chunks, imports, tokens, _chunk_tokens, _redacted = fresh[n]
-            chunks.extend(file_chunks)
-            id_parts.append(encoded[n])
-            new_rows.extend(range(first, len(chunks)))
-            files.append(FileEntry(wf.path, digest, tokens, first, len(file_chunks), imports))
-
-    tids = encoder.token_ids(id_parts)
-    try:
-        new_vectors = _embed(embedder, [chunks[i].content for i in new_rows], new_rows, tids)
-    except EmbedderError as exc:
-        raise CceError(f"embedding failed, nothing was written: {exc}") from exc
-    dims = {block.shape[1] for _first, block in reused_rows}
-    if new_rows:
-        dims.add(new_vectors.shape[1])
-    if len(dims) > 1:
-        raise CceError("the previous store's vectors have another dimension; delete it and re-index")
-    dim = dims.pop() if dims else int(embedder.dim or 0)
-    if not reused_rows and len(new_rows) == len(chunks) and new_vectors.shape == (len(chunks), dim):
-        embeddings = np.ascontiguousarray(new_vectors)  # a fresh index: every row is new, in order
-    else:
-        embeddings = np.zeros((len(chunks), dim), dtype=np.float64)
-        if new_rows:
-            embeddings[np.asarray(new_rows, dtype=np.int64)] = new_vectors
-        for first, block in reused_rows:
-            embeddings[first : first + block.shape[0]] = block
-
-    bm25 = build_bm25(tids)
-    suffixes = [s for p in host.packs.packs for s in p.module_suffixes]
-    paths = [f.path for f in files]
-    edges = build_edges({f.path: f.imports for f in files}, paths, suffixes)
+    batch = build_batch(host, embedder, walked.files, profile if protect_secrets else None, progress)
+    dim = int(batch.embeddings.shape[1]) if batch.embeddings.ndim == 2 else 0
+    edges = build_edges({f.path: f.imports for f in batch.files}, [f.path for f in batch.files], _suffixes(host))
     meta = store_meta(host, embedder, protect_secrets, dim, profile)
-    data = StoreData(meta, chunks, embeddings, files, edges, bm25)
-    stats = IndexStats(len(files), walked.skipped, walked.sensitive_skipped, len(chunks), reused_files, 0,
-                       time.perf_counter() - started, walked.walk_errors,
-                       {r.value: n for r, n in walked.skip_counts.items()})
-    stats.redactions = dict(sorted(redactions.items()))
+    data = StoreData(meta, batch.chunks, batch.embeddings, batch.files, edges, batch.bm25)
+    stats = _stats(walked, len(batch.files), len(batch.chunks), 0, started)
+    stats.redactions = dict(sorted(batch.redactions.items()))
     return data, stats
+
+
+def _suffixes(host: PluginHost) -> list[str]:
+    return [s for p in host.packs.packs for s in p.module_suffixes]
 
 
 # chunks, imports, whole-file token estimate, each chunk's tokens (for BM25 and the embedder), redactions by label
@@ -379,6 +382,12 @@ def _embed(embedder: Embedder, texts: list[str], rows: list[int], tids: TokenIds
     return np.vstack(parts)
 
 
+# A store is compacted into one segment when superseded rows pass this share, or when
+# it holds more segments than this.
+COMPACT_DEAD_SHARE = 0.3
+COMPACT_MAX_SEGMENTS = 64
+
+
 def index_directory(
     root: str | os.PathLike[str],
     store_path: Path,
@@ -389,21 +398,150 @@ def index_directory(
     progress: Callable[[int, int], None] | None = None,
     reuse: bool = True,
     secrets_profile: str | None = None,
+    compact: bool = False,
 ) -> tuple[StoreData, IndexStats]:
-    """Build (reusing what is unchanged, unless ``reuse`` is off) and atomically save the index of ``root``."""
+    """Index ``root`` into ``store_path``, writing only what changed since the store there.
+
+    Files are listed by metadata first; one whose size and modification time
+    match the store's record is kept without being read, one whose bytes still
+    hash the same is kept too. Changed, new and deleted files become one new
+    segment (a fresh index: one segment per batch of text). ``compact`` (or a
+    store grown past the thresholds) rewrites the live rows as one segment.
+    """
     started = time.perf_counter()
-    previous = None
+    previous: SegmentedStore | None = None
     if reuse and store_path.is_file() and not disowns(store_path):  # a store changed behind our back is rebuilt
         try:
             previous = load_store(store_path)
+            if previous.damaged_segments():
+                previous = None  # a segment changed behind our back: rebuilt, not trusted
         except CceError:
             previous = None  # a corrupt store is simply rebuilt
-    data, stats = build_index(root, host, embedder, protect_secrets=protect_secrets, previous=previous,
-                              progress=progress, secrets_profile=secrets_profile)
-    if data is not previous:  # an unchanged tree keeps its store as it is
-        stats.store_bytes = save_store(data, store_path)
+    walked = scan(str(root), protect_secrets=protect_secrets)
+    profile = secrets_profile or _configured_profile(root)
+    redaction = profile if protect_secrets else None
+    meta = store_meta(host, embedder, protect_secrets, 0, profile)
+    keep = _reusable(previous, meta)
+    known = {f.path: f for f in previous.files} if previous is not None and keep else {}
+
+    unchanged: list[str] = []
+    restat: dict[str, tuple[int, int]] = {}
+    to_read: list[ListedFile] = []
+    for listed in walked.listed:
+        prior = known.get(listed.path)
+        if prior is not None and prior.mtime_ns and (prior.size, prior.mtime_ns) == (listed.size, listed.mtime_ns):
+            unchanged.append(listed.path)
+        else:
+            to_read.append(listed)
+    # Read what moved; a file whose bytes hash as before keeps its chunks (only its metadata is new).
+    fresh_files: list[WalkedFile] = []
+    now_ns = time.time_ns()
+    for listed in to_read:
+        wf = read_listed(walked, listed)
+        if wf is None:
+            continue
+        prior = known.get(wf.path)
+        if prior is not None and prior.sha256 == hashlib.sha256(wf.raw).hexdigest():
+            unchanged.append(wf.path)
+            if (prior.size, prior.mtime_ns) != (wf.size, _trusted_mtime(wf, now_ns)):
+                restat[wf.path] = (wf.size, _trusted_mtime(wf, now_ns))
+            continue
+        fresh_files.append(wf)
+    unchanged_set = set(unchanged)
+    removes = sorted(p for p in known if p not in unchanged_set)
+
+    if previous is not None and keep and not fresh_files and not removes and not restat:
+        dim = previous.embedding_rows()[1]
+        if store_meta(host, embedder, protect_secrets, dim, profile) == previous.meta:
+            # Nothing changed: a rebuild would answer exactly as the store we have.
+            if compact and (len(previous.segments) > 1 or previous.total_rows != previous.rows):
+                from cce_core.indexing.compaction import compact_store
+
+                previous = compact_store(previous, store_path)
+            stats = _stats(walked, len(previous.files), len(previous.chunks), len(previous.files), started)
+            stats.store_bytes = previous.size_bytes
+            record_fingerprint(store_path, previous.meta)
+            return previous, stats
+
+    refs: list[SegmentRef] = list(previous.refs) if previous is not None and keep else []
+    directory = segments_dir(store_path)
+    dim = previous.embedding_rows()[1] if previous is not None and keep and previous.rows else 0
+    # Imports of every live file, for the graph: kept files from the store, the rest as they are chunked.
+    imports: dict[str, list[str]] = {f.path: f.imports for f in known.values() if f.path in unchanged_set}
+    redactions: dict[str, int] = {}
+    new_chunks = 0
+    batches = _batches_of_files(fresh_files) if fresh_files else []
+    total_files = len(fresh_files)
+    done_files = 0
+    pending: Batch | None = None
+    pending_removes: list[str] = removes
+    pending_restat: dict[str, tuple[int, int]] | None = restat
+
+    def report(done: int, _total: int) -> None:
+        if progress is not None:
+            progress(done_files + done, total_files)
+
+    def write(batch: Batch | None, edges: list[tuple[str, str]] | None) -> None:
+        nonlocal pending_removes, pending_restat
+        parts = SegmentParts(batch.chunks if batch else [], batch.embeddings if batch else np.zeros((0, dim)),
+                             batch.files if batch else [], batch.bm25 if batch else build_bm25([]),
+                             pending_removes, edges, pending_restat)
+        pending_removes, pending_restat = [], None
+        try:
+            name, sha, size = save_segment(parts, directory)
+        except OSError as exc:
+            raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
+        refs.append(SegmentRef(name, sha, size, len(parts.chunks)))
+
+    for files in batches:
+        batch = build_batch(host, embedder, files, redaction, report, dim)
+        done_files += len(files)
+        for label, count in batch.redactions.items():
+            redactions[label] = redactions.get(label, 0) + count
+        for entry in batch.files:
+            imports[entry.path] = entry.imports
+        new_chunks += len(batch.chunks)
+        if batch.chunks:
+            width = int(batch.embeddings.shape[1])
+            if dim and width != dim:
+                raise CceError("the previous store's vectors have another dimension; delete it and re-index")
+            dim = width
+        if pending is not None:
+            write(pending, None)
+        pending = batch
+    paths = sorted(imports)
+    edges = build_edges({p: imports[p] for p in paths}, paths, _suffixes(host))
+    write(pending, edges)  # the last segment carries the import graph of the whole store
+
+    dim = dim or int(embedder.dim or 0)
+    final_meta = store_meta(host, embedder, protect_secrets, dim, profile)
+    store_bytes = commit_manifest(store_path, final_meta, refs)
+    data = load_store(store_path)
+    dead = data.total_rows - data.rows
+    if compact or len(data.segments) > COMPACT_MAX_SEGMENTS or (data.total_rows and
+                                                                 dead > COMPACT_DEAD_SHARE * data.total_rows):
+        from cce_core.indexing.compaction import compact_store
+
+        data = compact_store(data, store_path)
+        store_bytes = data.size_bytes
     record_fingerprint(store_path, data.meta)  # after the store: a kill in between leaves a detectable drift
-    stats.seconds = time.perf_counter() - started
-    data.path = store_path
-    data.size_bytes = stats.store_bytes
+    stats = _stats(walked, len(data.files), len(data.chunks), len(unchanged), started)
+    stats.store_bytes = store_bytes
+    stats.redactions = dict(sorted(redactions.items()))
     return data, stats
+
+
+def _batches_of_files(files: list[WalkedFile]) -> list[list[WalkedFile]]:
+    """Consecutive runs of ``files`` (path order kept) of about ``BATCH_BYTES`` of text each."""
+    out: list[list[WalkedFile]] = []
+    current: list[WalkedFile] = []
+    size = 0
+    for wf in files:
+        if current and size + wf.size > BATCH_BYTES:
+            out.append(current)
+            current, size = [], 0
+        current.append(wf)
+        size += wf.size
+    if current:
+        out.append(current)
+    return out

@@ -1,27 +1,30 @@
-"""The on-disk index: one file, written atomically, cheap to open.
+"""The on-disk index: a small manifest naming immutable segments, read as one store.
 
-Layout: an 8-byte magic, a little-endian u64 header length, a JSON header,
-then 8-byte-aligned binary sections. Embeddings are one contiguous float64
-matrix and the BM25 postings are CSR arrays, so a fresh process maps them
-instead of parsing numbers; chunk metadata is a column-wise JSON section and
-chunk text is one UTF-8 blob with offsets, decoded only for the chunks a
-caller touches. A per-file table (content hash, chunk span, imports) lets a
-re-index reuse the chunks and vectors of files that did not change.
+``index.cce`` is the manifest: an 8-byte magic, a little-endian u64 header
+length and a JSON header holding the store's metadata and its segments in
+order (name, SHA-256, size, rows). The segments live beside it in
+``index.cce.d/`` (see :mod:`cce_core.indexing.segment`). Reading applies them
+in order: a segment's ``removes`` drop older copies of paths, its files are
+added, and what is left — the live files, in path order — is the store every
+caller sees (:class:`SegmentedStore`). Chunk positions are therefore the same
+as in a store built in one go, and so is every ranking.
 
-Opening a store imports no numpy: a one-shot ``cce search`` can rank from the
-mapped bytes alone (see ``lean_scoring``), and the arrays are built the first
-time something asks for them.
+Writing a segment never touches the others; the manifest is replaced
+atomically (temporary file + rename) after its segments are on disk, and
+files no manifest names any more are removed afterwards. A writer killed at
+any point leaves the previous manifest naming intact segments.
 
-Writes go to a temporary file in the same directory and are renamed over the
-old store, so a killed run leaves the previous store intact.
+Opening a store imports no numpy when its rows need no reordering: a one-shot
+``cce search`` can rank from the mapped bytes alone (see ``pure_kernel``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import mmap
 import os
 import struct
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -31,40 +34,63 @@ from typing import TYPE_CHECKING, Any, overload
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
 from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.segment import (
+    Bm25Arrays,
+    FileEntry,
+    MappedSegment,
+    SegmentParts,
+    save_segment,
+    serialize_segment,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
 
+
 MAGIC = b"CCEPYIX\x01"
-FORMAT = "cce-python-store/2"
+FORMAT = "cce-python-store/3"
 # Formats this engine wrote before; a store in one of them is rebuilt, not trusted.
-OLDER_FORMATS = ("cce-python-store/1",)
+OLDER_FORMATS = ("cce-python-store/1", "cce-python-store/2")
 STORE_DIR = ".cce"
 STORE_FILE = "index.cce"
-_ALIGN = 8
+# A reader that finds a segment gone (a writer's clean-up raced it) reads the manifest again.
+_OPEN_ATTEMPTS = 3
 
 
 def default_store_path(root: str | os.PathLike[str]) -> Path:
     return Path(root) / STORE_DIR / STORE_FILE
 
 
-@dataclass
-class FileEntry:
-    path: str
-    sha256: str
-    tokens: int  # cce.tokens/v1 of the whole (redacted) file: the "read the file" baseline
-    first_chunk: int
-    chunk_count: int
-    imports: list[str]
+def segments_dir(store_path: Path) -> Path:
+    """Where the segments of the store whose manifest is ``store_path`` live."""
+    return store_path.with_name(store_path.name + ".d")
+
+
+class Bm25Source:
+    """What BM25 scoring reads: per-chunk lengths and one term's postings."""
+
+    doc_len: np.ndarray
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:  # pragma: no cover - interface
+        raise NotImplementedError
 
 
 @dataclass
-class Bm25Arrays:
-    vocab: list[str]  # sorted
-    ptr: np.ndarray  # int64, len(vocab) + 1
-    docs: np.ndarray  # int32 doc ids, grouped per term, ascending
-    tfs: np.ndarray  # int32 term frequencies aligned with docs
-    doc_len: np.ndarray  # int64 tokens per chunk
+class ArrayPostings(Bm25Source):
+    arrays: Bm25Arrays
+
+    def __post_init__(self) -> None:
+        self.doc_len = self.arrays.doc_len
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        from bisect import bisect_left
+
+        vocab = self.arrays.vocab
+        pos = bisect_left(vocab, term)
+        if pos >= len(vocab) or vocab[pos] != term:
+            return None
+        lo, hi = int(self.arrays.ptr[pos]), int(self.arrays.ptr[pos + 1])
+        return self.arrays.docs[lo:hi], self.arrays.tfs[lo:hi]
 
 
 @dataclass
@@ -108,152 +134,131 @@ class StoreData:
     def file_tokens(self) -> dict[str, int]:
         return {f.path: f.tokens for f in self.files}
 
+    # -- what the ranking kernels read (a segmented store answers without building whole matrices) --
+
+    def vector_column(self, j: int) -> np.ndarray:
+        """Dimension ``j`` of every chunk's vector (exact float64)."""
+        return self.embeddings[:, j]
+
+    def vector_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The vectors of ``rows`` (chunk positions), as a dense float64 matrix."""
+        return self.embeddings[rows]
+
+    @cached_property
+    def bm25_source(self) -> Bm25Source:
+        return ArrayPostings(self.bm25)
+
 
 # -- writing ---------------------------------------------------------------
 
 
-def _pad(n: int) -> int:
-    return (-n) % _ALIGN
-
-
-def _raw(array: Any, dtype: str) -> memoryview:
-    """The little-endian bytes of ``array`` without a copy when it already has that layout."""
-    import numpy as np
-
-    contiguous = np.ascontiguousarray(array, dtype=dtype)
-    return memoryview(contiguous).cast("B") if contiguous.size else memoryview(b"")
+def store_parts(data: StoreData) -> SegmentParts:
+    """A whole store as the parts of a single segment."""
+    return SegmentParts(data.chunks, data.embeddings, data.files, data.bm25, [], list(data.edges))
 
 
 def serialize_parts(data: StoreData) -> list[bytes | memoryview]:
-    """The store file as a list of byte strings, in order (written one after another, never joined)."""
-    import numpy as np
-
-    chunks = data.chunks
-    file_index = {f.path: i for i, f in enumerate(data.files)}
-    columns = {
-        "chunk_id": [c.chunk_id for c in chunks],
-        "file": [file_index[c.file_path] for c in chunks],
-        "start_line": [c.start_line for c in chunks],
-        "end_line": [c.end_line for c in chunks],
-        "chunk_type": [c.chunk_type for c in chunks],
-        "kind": [c.kind for c in chunks],
-        "language": [c.language for c in chunks],
-        "token_count": [c.token_count for c in chunks],
-    }
-    files = [
-        {"path": f.path, "sha256": f.sha256, "tokens": f.tokens, "first": f.first_chunk,
-         "count": f.chunk_count, "imports": f.imports}
-        for f in data.files
-    ]
-    encoded = [c.content.encode("utf-8") for c in chunks]
-    content_blob = b"".join(encoded)
-    content_ptr = [0] * (len(encoded) + 1)
-    for i, raw in enumerate(encoded):
-        content_ptr[i + 1] = content_ptr[i] + len(raw)
-    blobs: list[tuple[str, bytes | memoryview, dict[str, Any]]] = [
-        ("embeddings", _raw(data.embeddings, "<f8"), {"dtype": "<f8", "shape": list(data.embeddings.shape)}),
-        ("bm25_ptr", _raw(data.bm25.ptr, "<i8"), {"dtype": "<i8"}),
-        ("bm25_docs", _raw(data.bm25.docs, "<i4"), {"dtype": "<i4"}),
-        ("bm25_tfs", _raw(data.bm25.tfs, "<i4"), {"dtype": "<i4"}),
-        ("doc_len", _raw(data.bm25.doc_len, "<i8"), {"dtype": "<i8"}),
-        ("columns", json.dumps(columns, ensure_ascii=False, separators=(",", ":")).encode(), {"dtype": "json"}),
-        ("content", content_blob, {"dtype": "utf-8"}),
-        ("content_ptr", np.asarray(content_ptr, dtype="<i8").tobytes(), {"dtype": "<i8"}),
-        ("files", json.dumps(files, ensure_ascii=False, separators=(",", ":")).encode(), {"dtype": "json"}),
-        ("vocab", json.dumps(data.bm25.vocab, ensure_ascii=False, separators=(",", ":")).encode(), {"dtype": "json"}),
-        ("edges", json.dumps([list(e) for e in data.edges], ensure_ascii=False).encode(), {"dtype": "json"}),
-    ]
-    sections: dict[str, Any] = {}
-    offset = 0
-    for name, blob, info in blobs:
-        sections[name] = {**info, "offset": offset, "length": len(blob)}
-        offset += len(blob) + _pad(len(blob))
-    header = json.dumps({"format": FORMAT, "meta": data.meta, "sections": sections},
-                        ensure_ascii=False, sort_keys=True).encode()
-    header += b" " * _pad(len(MAGIC) + 8 + len(header))
-    parts: list[bytes | memoryview] = [MAGIC + struct.pack("<Q", len(header)) + header]
-    for _name, blob, _info in blobs:
-        parts.append(blob)
-        if _pad(len(blob)):
-            parts.append(b"\0" * _pad(len(blob)))
-    return parts
+    """The bytes of ``data`` written as one segment (deterministic: the same store gives the same bytes)."""
+    return serialize_segment(store_parts(data))
 
 
-def save_store(data: StoreData, path: Path) -> int:
-    parts = serialize_parts(data)
+@dataclass(frozen=True)
+class SegmentRef:
+    name: str
+    sha256: str
+    bytes: int
+    rows: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "sha256": self.sha256, "bytes": self.bytes, "rows": self.rows}
+
+
+def manifest_bytes(meta: dict[str, Any], segments: Sequence[SegmentRef], directory: str | None = None) -> bytes:
+    """The manifest file; ``directory`` names the segment folder when it is not the manifest's own."""
+    header: dict[str, Any] = {"format": FORMAT, "meta": meta, "segments": [s.as_json() for s in segments]}
+    if directory is not None:
+        header["segments_dir"] = directory
+    raw = json.dumps(header, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    return MAGIC + struct.pack("<Q", len(raw)) + raw
+
+
+def commit_manifest(store_path: Path, meta: dict[str, Any], segments: Sequence[SegmentRef],
+                    home: Path | None = None) -> int:
+    """Atomically point ``store_path`` at ``segments`` (already written), then drop unnamed segment files.
+
+    ``home`` is the store path whose segment directory the manifest names
+    (default: ``store_path`` itself) — a manifest staged under another name
+    and renamed into place later names its final directory.
+    """
+    home = home or store_path
+    raw = manifest_bytes(meta, segments, None if home == store_path else segments_dir(home).name)
     try:
-        atomic_write(path, parts)
+        atomic_write(store_path, raw)
+    except OSError as exc:
+        raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
+    if home == store_path:
+        collect_garbage(store_path)
+    return len(raw) + sum(s.bytes for s in segments)
+
+
+def collect_garbage(store_path: Path) -> None:
+    """Remove segment files and temporaries the current manifest does not name (best effort)."""
+    directory = segments_dir(store_path)
+    try:
+        names = {s["name"] for s in _read_manifest(store_path)["segments"]}
+    except (CceError, OSError, ValueError, KeyError, TypeError):
+        return
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            if entry.name not in names and (entry.name.startswith("seg-") or entry.name.startswith(".seg-")):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def save_store(data: StoreData, path: Path, home: Path | None = None) -> int:
+    """Write ``data`` as a one-segment store at ``path``; returns the bytes written."""
+    directory = segments_dir(home or path)
+    try:
+        name, sha, size = save_segment(store_parts(data), directory)
     except OSError as exc:
         raise CceError(f"could not write the store {path}: {exc.strerror or exc}") from exc
-    return sum(len(p) for p in parts)
+    return commit_manifest(path, data.meta, [SegmentRef(name, sha, size, len(data.chunks))], home)
 
 
 # -- reading ---------------------------------------------------------------
 
-# struct/memoryview codes of the little-endian dtypes the writer uses.
-_VIEW_CODES = {"<f8": "d", "<i8": "q", "<i4": "i"}
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    raw = path.read_bytes()
+    if len(raw) < 16 or raw[:8] != MAGIC:
+        raise ValueError("not a cce store (bad magic)")
+    (header_len,) = struct.unpack("<Q", raw[8:16])
+    if 16 + header_len > len(raw):
+        raise ValueError("the store header runs past the end of the file")
+    header = json.loads(raw[16 : 16 + header_len].decode("utf-8"))
+    if not isinstance(header, dict):
+        raise ValueError("the store header is not an object")
+    fmt = header.get("format")
+    if fmt in OLDER_FORMATS:
+        raise CceError(f"the index at {path} was written by an older cce ({fmt}) — re-run `cce index` to rebuild it")
+    if fmt != FORMAT:
+        raise ValueError(f"unsupported store format {fmt!r}")
+    return header
 
 
-class _Sections:
-    def __init__(self, buf: Any, base: int, table: dict[str, Any]) -> None:
-        self.buf, self.base, self.table = buf, base, table
+class _LogicalChunks(Sequence[Chunk]):
+    """The live chunks in store order, each built (and its text decoded) on first access."""
 
-    def raw(self, name: str) -> memoryview:
-        info = self.table[name]
-        start = self.base + int(info["offset"])
-        end = start + int(info["length"])
-        if end > len(self.buf):
-            raise ValueError(f"section {name} runs past the end of the file")
-        return memoryview(self.buf)[start:end]
-
-    def check(self) -> None:
-        """Every section lies inside the file and holds whole items: later lazy reads cannot fail."""
-        for name, info in self.table.items():
-            self.raw(name)
-            size = {"d": 8, "q": 8, "i": 4}.get(_VIEW_CODES.get(info["dtype"], ""), 1)
-            if int(info["length"]) % size or int(info["offset"]) < 0:
-                raise ValueError(f"section {name} is malformed")
-
-    def view(self, name: str) -> memoryview:
-        """A section as a flat typed memoryview (no copy, no numpy)."""
-        code = _VIEW_CODES[self.table[name]["dtype"]]
-        raw = self.raw(name)
-        return raw.cast(code) if len(raw) else memoryview(b"").cast(code)
-
-    def array(self, name: str) -> np.ndarray:
-        import numpy as np
-
-        info = self.table[name]
-        arr = np.frombuffer(self.raw(name), dtype=np.dtype(info["dtype"]))
-        shape = info.get("shape")
-        return arr.reshape(shape) if shape else arr
-
-    def json(self, name: str) -> Any:
-        try:
-            return json.loads(bytes(self.raw(name)).decode("utf-8"))
-        except RecursionError:  # a crafted store: refused like any other corruption
-            raise CceError(f"the index section `{name}` is nested too deeply to read — re-run `cce index` to "
-                           "rebuild it") from None
-
-
-class MappedChunks(Sequence[Chunk]):
-    """The chunks of a mapped store, built (and their text decoded) on first access."""
-
-    def __init__(self, columns: dict[str, list[Any]], paths: list[str], blob: memoryview, ptr: memoryview) -> None:
-        self._cols = columns
-        self._paths = paths
-        self._blob = blob
-        self._ptr = ptr
-        self._built: list[Chunk | None] = [None] * len(columns["chunk_id"])
+    def __init__(self, store: SegmentedStore) -> None:
+        self._store = store
+        self._built: list[Chunk | None] = [None] * store.rows
 
     def __len__(self) -> int:
         return len(self._built)
 
     def _build(self, i: int) -> Chunk:
-        c = self._cols
-        text = str(self._blob[self._ptr[i] : self._ptr[i + 1]], "utf-8")
-        chunk = Chunk(c["chunk_id"][i], self._paths[c["file"][i]], c["start_line"][i], c["end_line"][i],
-                      c["chunk_type"][i], c["kind"][i], c["language"][i], text, c["token_count"][i])
+        segment, local = self._store.locate(i)
+        chunk = segment.chunk(local)
         self._built[i] = chunk
         return chunk
 
@@ -279,86 +284,336 @@ class MappedChunks(Sequence[Chunk]):
     __hash__ = None  # type: ignore[assignment]
 
 
-class MappedStore(StoreData):
-    """A store opened from disk: sections are decoded or wrapped in arrays only when first used."""
+class _LogicalIds(Sequence[str]):
+    def __init__(self, store: SegmentedStore) -> None:
+        self._store = store
+        self._per_segment = [s.chunk_ids() for s in store.segments]
 
-    def __init__(self, meta: dict[str, Any], sections: _Sections, path: Path, size: int) -> None:
-        # StoreData's generated __init__ is bypassed on purpose: every field is a lazy property here.
+    def __len__(self) -> int:
+        return self._store.rows
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        s, local = self._store.locate_index(index)
+        return self._per_segment[s][local]
+
+
+class _SegmentPostings(Bm25Source):
+    """BM25 postings merged across segments on demand, dead chunks left out, in store positions."""
+
+    def __init__(self, store: SegmentedStore) -> None:
+        self.store = store
+        self.doc_len = store.doc_len
+        self._vocabs = [s.vocab() for s in store.segments]
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        import numpy as np
+
+        docs: list[np.ndarray] = []
+        tfs: list[np.ndarray] = []
+        for s, (segment, vocab) in enumerate(zip(self.store.segments, self._vocabs, strict=True)):
+            pos = vocab.find(term)
+            if pos < 0:
+                continue
+            ptr = segment.view("bm25_ptr")
+            lo, hi = ptr[pos], ptr[pos + 1]
+            local = segment.array("bm25_docs")[lo:hi].astype(np.int64)
+            logical = self.store.logical_rows(s, local)
+            keep = logical >= 0
+            docs.append(logical[keep])
+            tfs.append(segment.array("bm25_tfs")[lo:hi][keep])
+        if not docs:
+            return None
+        all_docs = np.concatenate(docs)
+        if not all_docs.size:
+            return None
+        order = np.argsort(all_docs, kind="stable")
+        return all_docs[order], np.concatenate(tfs)[order]
+
+
+class SegmentedStore(StoreData):
+    """A store opened from disk: its segments' live files, in path order, as one store.
+
+    Rows are numbered as a store built in one go would number them. When the
+    segments' rows already are in that order with nothing superseded (a fresh
+    index), positions map by offset alone and no numpy is needed to open it.
+    """
+
+    def __init__(self, meta: dict[str, Any], segments: list[MappedSegment], refs: list[SegmentRef], path: Path,
+                 size: int) -> None:
+        # StoreData's generated __init__ is bypassed on purpose: the heavy fields are lazy here.
         self.meta = meta
         self.path = path
         self.size_bytes = size
-        self.sections = sections
-        sections.check()
-        files_raw = sections.json("files")
-        self.files = [FileEntry(f["path"], f["sha256"], int(f["tokens"]), int(f["first"]), int(f["count"]),
-                                list(f["imports"])) for f in files_raw]
-        self.edges = [(a, b) for a, b in sections.json("edges")]
-        columns = sections.json("columns")
-        ptr = sections.view("content_ptr")
-        n = len(columns["chunk_id"])
-        if any(len(col) != n for col in columns.values()) or len(ptr) != n + 1:
-            raise ValueError("chunk columns have different lengths")
-        if ptr[n] > len(sections.raw("content")) or max(columns["file"], default=-1) >= len(self.files):
-            raise ValueError("chunk columns point outside the store")
-        self.chunks = MappedChunks(columns, [f.path for f in self.files], sections.raw("content"), ptr)
-        shape = sections.table["embeddings"].get("shape") or [0, 0]
-        rows, dim = (int(shape[0]), int(shape[1])) if len(shape) == 2 else (0, 0)
-        if rows != n or len(sections.raw("embeddings")) != rows * dim * 8:
-            raise ValueError("embedding rows do not match the chunk count")
-        self._shape = (rows, dim)
-        lengths = {name: int(info["length"]) for name, info in sections.table.items()}
-        if lengths["bm25_docs"] != lengths["bm25_tfs"] or lengths["doc_len"] != n * 8:
-            raise ValueError("the BM25 sections do not match the chunk count")
+        self.segments = segments
+        self.refs = refs
+        self.seg_base: list[int] = []
+        total = 0
+        for segment in segments:
+            self.seg_base.append(total)
+            total += segment.rows
+        self.total_rows = total
+        live: dict[str, tuple[int, FileEntry]] = {}
+        for s, segment in enumerate(segments):
+            for removed in segment.removes:
+                live.pop(removed, None)
+            for restat_path, (size, mtime_ns) in segment.restat.items():
+                if restat_path in live:
+                    owner, entry = live[restat_path]
+                    live[restat_path] = (owner, FileEntry(entry.path, entry.sha256, entry.tokens, entry.first_chunk,
+                                                          entry.chunk_count, entry.imports, size, mtime_ns))
+            for f in segment.files:
+                if f.first_chunk < 0 or f.chunk_count < 0 or f.first_chunk + f.chunk_count > segment.rows:
+                    raise CceError(f"the index at {path} is corrupt (a file's chunks lie outside its segment) — "
+                                   "re-run `cce index` to rebuild it")
+                live[f.path] = (s, f)
+        files: list[FileEntry] = []
+        sources: list[tuple[int, int, int]] = []  # (segment, local first, count) per live file, path order
+        identity = True
+        running = 0
+        for file_path in sorted(live):
+            s, f = live[file_path]
+            files.append(FileEntry(f.path, f.sha256, f.tokens, running, f.chunk_count, list(f.imports), f.size,
+                                   f.mtime_ns))
+            if self.seg_base[s] + f.first_chunk != running:
+                identity = False
+            sources.append((s, f.first_chunk, f.chunk_count))
+            running += f.chunk_count
+        if running != total:
+            identity = False
+        self.files = files
+        self.rows = running
+        self.identity = identity
+        self._sources = sources
+        self.edges = next((list(seg.edges) for seg in reversed(segments) if seg.edges is not None), [])
+        self.dim = max((seg.dim for seg in segments), default=int(meta.get("embed_dim") or 0))
+        if any(seg.rows and seg.dim != self.dim for seg in segments):
+            raise CceError(f"the index at {path} is corrupt (segments of different vector widths) — "
+                           "re-run `cce index` to rebuild it")
+        self.chunks = _LogicalChunks(self)
+
+    # -- positions ------------------------------------------------------------
+
+    @cached_property
+    def perm(self) -> np.ndarray:
+        """Store position → row in the concatenation of all segments."""
+        import numpy as np
+
+        if self.identity:
+            return np.arange(self.rows, dtype=np.int64)
+        starts = np.fromiter((self.seg_base[s] + first for s, first, _n in self._sources), dtype=np.int64,
+                             count=len(self._sources))
+        counts = np.fromiter((n for _s, _first, n in self._sources), dtype=np.int64, count=len(self._sources))
+        offsets = np.zeros(len(counts), dtype=np.int64)
+        if len(counts) > 1:
+            np.cumsum(counts[:-1], out=offsets[1:])
+        return np.repeat(starts - offsets, counts) + np.arange(self.rows, dtype=np.int64)
+
+    @cached_property
+    def inverse(self) -> np.ndarray:
+        """Row in the concatenation of all segments → store position (-1: superseded)."""
+        import numpy as np
+
+        inv = np.full(self.total_rows, -1, dtype=np.int64)
+        inv[self.perm] = np.arange(self.rows, dtype=np.int64)
+        return inv
+
+    @cached_property
+    def position_of_row(self) -> list[int]:
+        """:attr:`inverse` as a plain list (for the plain-Python kernel): concatenated row → position or -1."""
+        positions = [-1] * self.total_rows
+        running = 0
+        for s, first, count in self._sources:
+            base = self.seg_base[s] + first
+            positions[base : base + count] = range(running, running + count)
+            running += count
+        return positions
+
+    def locate_index(self, index: int) -> tuple[int, int]:
+        """(segment number, local row) of store position ``index``."""
+        row = index if self.identity else int(self.perm[index])
+        s = bisect_right(self.seg_base, row) - 1
+        return s, row - self.seg_base[s]
+
+    def locate(self, index: int) -> tuple[MappedSegment, int]:
+        s, local = self.locate_index(index)
+        return self.segments[s], local
+
+    def logical_rows(self, s: int, local: np.ndarray) -> np.ndarray:
+        """Store positions of segment ``s``'s local rows (-1 where superseded)."""
+        concat = local + self.seg_base[s]
+        return concat if self.identity else self.inverse[concat]
+
+    def _gather(self, per_segment: list[np.ndarray]) -> np.ndarray:
+        import numpy as np
+
+        joined = np.concatenate(per_segment) if len(per_segment) != 1 else per_segment[0]
+        return joined if self.identity else joined[self.perm]
+
+    # -- StoreData ------------------------------------------------------------
 
     def embedding_rows(self) -> tuple[int, int]:
-        return self._shape
+        return self.rows, self.dim
 
     @property
     def chunk_ids(self) -> Sequence[str]:
-        return self.chunks._cols["chunk_id"]
+        if self.identity and len(self.segments) == 1:
+            return self.segments[0].chunk_ids()
+        return _LogicalIds(self)
+
+    @cached_property
+    def doc_len(self) -> np.ndarray:
+        import numpy as np
+
+        if not self.segments:
+            return np.zeros(0, dtype=np.int64)
+        return self._gather([seg.array("doc_len") for seg in self.segments])
 
     @cached_property
     def embeddings(self) -> np.ndarray:  # type: ignore[override]
-        return self.sections.array("embeddings")
+        import numpy as np
+
+        if not self.segments:
+            return np.zeros((0, self.dim), dtype=np.float64)
+        return self._gather([seg.dense_matrix() for seg in self.segments])
+
+    def vector_column(self, j: int) -> np.ndarray:
+        import numpy as np
+
+        if not self.segments:
+            return np.zeros(0, dtype=np.float64)
+        return self._gather([seg.column(j) for seg in self.segments])
+
+    def vector_rows(self, rows: np.ndarray) -> np.ndarray:
+        import numpy as np
+
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros((len(rows), self.dim), dtype=np.float64)
+        concat = rows if self.identity else self.perm[rows]
+        owner = np.searchsorted(np.asarray(self.seg_base, dtype=np.int64), concat, side="right") - 1
+        for s in np.unique(owner).tolist():
+            mask = owner == s
+            out[mask] = self.segments[s].dense_rows(concat[mask] - self.seg_base[s])
+        return out
+
+    @cached_property
+    def bm25_source(self) -> Bm25Source:
+        return _SegmentPostings(self)
+
+    def damaged_segments(self, thorough: bool = False) -> list[str]:
+        """Names of segments whose bytes no longer hash as the manifest recorded.
+
+        A segment is written before the manifest that names it, so one modified
+        since carries a newer time than the manifest: only those are hashed,
+        unless ``thorough`` (``cce doctor``) hashes them all.
+        """
+        from cce_core.indexing.fingerprint import file_sha256
+
+        try:
+            manifest_mtime = self.path.stat().st_mtime_ns if self.path is not None else 0
+        except OSError:
+            manifest_mtime = 0
+        damaged: list[str] = []
+        for segment, ref in zip(self.segments, self.refs, strict=True):
+            try:
+                if not thorough and segment.path.stat().st_mtime_ns <= manifest_mtime:
+                    continue
+                if file_sha256(segment.path) != ref.sha256:
+                    damaged.append(ref.name)
+            except OSError:
+                damaged.append(ref.name)
+        return damaged
 
     @cached_property
     def bm25(self) -> Bm25Arrays:  # type: ignore[override]
-        s = self.sections
-        return Bm25Arrays(self.vocab, s.array("bm25_ptr"), s.array("bm25_docs"), s.array("bm25_tfs"),
-                          s.array("doc_len"))
+        """The postings of the whole store as one set of arrays (built; kernels read ``bm25_source``)."""
+        return merged_bm25(self)
 
     @cached_property
     def vocab(self) -> list[str]:
-        try:
-            vocab = self.sections.json("vocab")
-        except ValueError as exc:
-            raise CceError(f"the index at {self.path} is corrupt ({exc}) — re-run `cce index` to rebuild it") from exc
-        if not isinstance(vocab, list) or len(vocab) + 1 != len(self.sections.raw("bm25_ptr")) // 8:
-            raise CceError(f"the index at {self.path} is corrupt (vocabulary and postings disagree) — "
-                           "re-run `cce index` to rebuild it")
-        return vocab
+        return list(self.bm25.vocab)
 
 
-def load_store(path: str | os.PathLike[str]) -> StoreData:
+def merged_bm25(store: SegmentedStore) -> Bm25Arrays:
+    """One sorted vocabulary and postings over the store's live chunks (what a fresh build would hold)."""
+    import numpy as np
+
+    terms_parts: list[np.ndarray] = []
+    docs_parts: list[np.ndarray] = []
+    tfs_parts: list[np.ndarray] = []
+    vocab_parts: list[list[str]] = []
+    for s, segment in enumerate(store.segments):
+        vocab = list(segment.vocab())
+        ptr = segment.array("bm25_ptr")
+        local_docs = segment.array("bm25_docs").astype(np.int64)
+        logical = store.logical_rows(s, local_docs)
+        term_of = np.repeat(np.arange(len(vocab), dtype=np.int64), np.diff(ptr))
+        keep = logical >= 0
+        vocab_parts.append(vocab)
+        terms_parts.append(term_of[keep])
+        docs_parts.append(logical[keep])
+        tfs_parts.append(segment.array("bm25_tfs")[keep])
+    union = sorted(set().union(*vocab_parts)) if vocab_parts else []
+    index = {t: i for i, t in enumerate(union)}
+    global_terms = [np.fromiter((index[t] for t in v), dtype=np.int64, count=len(v))[t_ids] if len(v) else t_ids
+                    for v, t_ids in zip(vocab_parts, terms_parts, strict=True)]
+    terms = np.concatenate(global_terms) if global_terms else np.zeros(0, dtype=np.int64)
+    docs = np.concatenate(docs_parts) if docs_parts else np.zeros(0, dtype=np.int64)
+    tfs = np.concatenate(tfs_parts) if tfs_parts else np.zeros(0, dtype=np.int32)
+    present = np.zeros(len(union), dtype=bool)
+    present[terms] = True
+    if not present.all():  # terms whose every chunk was superseded
+        renumber = np.cumsum(present) - 1
+        union = [t for t, p in zip(union, present.tolist(), strict=True) if p]
+        terms = renumber[terms]
+    order = np.lexsort((docs, terms))
+    ptr = np.zeros(len(union) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(terms, minlength=len(union)), out=ptr[1:])
+    return Bm25Arrays(union, ptr, docs[order].astype(np.int32), tfs[order].astype(np.int32), store.doc_len)
+
+
+def open_segments(path: Path) -> tuple[dict[str, Any], list[MappedSegment], list[SegmentRef], int]:
+    """The manifest's metadata, its mapped segments, their references and the store's total size."""
+    header = _read_manifest(path)
+    named = str(header.get("segments_dir") or segments_dir(path).name)
+    if "/" in named or "\\" in named or named in (".", ".."):
+        raise ValueError(f"segment folder {named!r} is not a plain folder name")
+    directory = path.parent / named
+    refs = [SegmentRef(str(s["name"]), str(s["sha256"]), int(s["bytes"]), int(s["rows"])) for s in header["segments"]]
+    segments: list[MappedSegment] = []
+    for ref in refs:
+        if "/" in ref.name or "\\" in ref.name or ref.name.startswith("."):
+            raise ValueError(f"segment name {ref.name!r} is not a plain file name")
+        segment = MappedSegment(directory / ref.name)
+        if segment.size != ref.bytes or segment.rows != ref.rows:
+            raise ValueError(f"segment {ref.name} does not match the manifest")
+        segments.append(segment)
+    size = path.stat().st_size + sum(r.bytes for r in refs)
+    return dict(header.get("meta", {})), segments, refs, size
+
+
+def load_store(path: str | os.PathLike[str]) -> SegmentedStore:
     p = Path(path)
     if not p.is_file():
         raise CceError(f"no index at {p} — run `cce index <dir>` first")
-    try:
-        with open(p, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            buf: Any = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        if len(buf) < 16 or bytes(buf[:8]) != MAGIC:
-            raise ValueError("not a cce store (bad magic)")
-        (header_len,) = struct.unpack("<Q", buf[8:16])
-        header = json.loads(bytes(buf[16 : 16 + header_len]).decode("utf-8"))
-        fmt = header.get("format")
-        if fmt in OLDER_FORMATS:
-            raise CceError(f"the index at {p} was written by an older cce ({fmt}) — re-run `cce index` to rebuild it")
-        if fmt != FORMAT:
-            raise ValueError(f"unsupported store format {fmt!r}")
-        data = MappedStore(header.get("meta", {}), _Sections(buf, 16 + header_len, header["sections"]), p, size)
-    except CceError:
-        raise
-    except (OSError, ValueError, KeyError, TypeError, IndexError, struct.error, RecursionError) as exc:
-        raise CceError(f"the index at {p} is unreadable or corrupt ({exc}) — re-run `cce index` to rebuild it") from exc
-    return data
+    for attempt in range(_OPEN_ATTEMPTS):
+        try:
+            meta, segments, refs, size = open_segments(p)
+            return SegmentedStore(meta, segments, refs, p, size)
+        except CceError as exc:
+            # A segment removed between reading the manifest and opening it: a writer committed
+            # a newer manifest meanwhile; read that one.
+            if attempt + 1 < _OPEN_ATTEMPTS and "No such file" in str(exc):
+                continue
+            raise
+        except (OSError, ValueError, KeyError, TypeError, IndexError, struct.error, RecursionError) as exc:
+            raise CceError(f"the index at {p} is unreadable or corrupt ({exc}) — re-run `cce index` to rebuild "
+                           "it") from exc
+    raise CceError(f"the index at {p} kept changing while it was read — try again")  # pragma: no cover

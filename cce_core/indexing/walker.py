@@ -90,6 +90,18 @@ class WalkedFile:
     path: str  # relative to the root, "/"-separated
     raw: bytes
     text: str
+    size: int = 0  # bytes read
+    mtime_ns: int = 0  # modification time when listed
+
+
+@dataclass
+class ListedFile:
+    """A file the walk would read, known by its metadata only (see :func:`scan`)."""
+
+    path: str  # relative to the root, "/"-separated
+    abs_path: str
+    size: int
+    mtime_ns: int
 
 
 @dataclass
@@ -105,6 +117,7 @@ class SkippedEntry:
 @dataclass
 class WalkResult:
     files: list[WalkedFile] = field(default_factory=list)
+    listed: list[ListedFile] = field(default_factory=list)
     skipped: int = 0
     sensitive_skipped: int = 0
     walk_errors: int = 0
@@ -191,9 +204,22 @@ def _join(rel_dir: str, name: str) -> str:
 
 
 def walk(root: str, protect_secrets: bool = True) -> WalkResult:
+    """List and read every indexable file of ``root`` (in path order)."""
+    result = scan(root, protect_secrets)
+    result.files = [wf for listed in result.listed if (wf := read_listed(result, listed)) is not None]
+    return result
+
+
+def scan(root: str, protect_secrets: bool = True) -> WalkResult:
+    """List the files a walk would read, by name and metadata alone (``result.listed``, path order).
+
+    Nothing is opened, so a re-index can tell unchanged files by size and
+    modification time at the cost of a directory walk; :func:`read_listed`
+    reads one and applies the content rules (not UTF-8, grown past the limit).
+    """
     result = WalkResult()
     rules = _IgnoreRules()
-    collected: list[WalkedFile] = []
+    collected: list[ListedFile] = []
     root = os.path.abspath(root)
     stack: list[tuple[str, str]] = [(root, "")]  # (absolute dir, "/"-separated path from the root)
     while stack:
@@ -230,11 +256,11 @@ def walk(root: str, protect_secrets: bool = True) -> WalkResult:
             _visit_file(result, collected, rules, entry, rel_dir, protect_secrets)
         stack.extend(reversed(subdirs))
     collected.sort(key=lambda f: f.path)
-    result.files = collected
+    result.listed = collected
     return result
 
 
-def _visit_file(result: WalkResult, collected: list[WalkedFile], rules: _IgnoreRules, entry: os.DirEntry[str],
+def _visit_file(result: WalkResult, collected: list[ListedFile], rules: _IgnoreRules, entry: os.DirEntry[str],
                 rel_dir: str, protect_secrets: bool) -> None:
     name = entry.name
     try:
@@ -265,18 +291,23 @@ def _visit_file(result: WalkResult, collected: list[WalkedFile], rules: _IgnoreR
     if st.st_size > MAX_FILE_BYTES:
         result.note(rel, SkipReason.TOO_LARGE, st.st_size)
         return
+    collected.append(ListedFile(rel, entry.path, st.st_size, st.st_mtime_ns))
+
+
+def read_listed(result: WalkResult, listed: ListedFile) -> WalkedFile | None:
+    """Read one listed file; None (and the reason noted in ``result``) when it cannot be indexed."""
     try:
-        with open(entry.path, "rb") as fh:
+        with open(listed.abs_path, "rb") as fh:
             raw = fh.read(MAX_FILE_BYTES + 1)
     except OSError:
-        result.note(rel, SkipReason.UNREADABLE, st.st_size)
-        return
+        result.note(listed.path, SkipReason.UNREADABLE, listed.size)
+        return None
     if len(raw) > MAX_FILE_BYTES:  # grew since it was listed
-        result.note(rel, SkipReason.TOO_LARGE, len(raw))
-        return
+        result.note(listed.path, SkipReason.TOO_LARGE, len(raw))
+        return None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        result.note(rel, SkipReason.NOT_UTF8, len(raw))
-        return
-    collected.append(WalkedFile(rel, raw, text))
+        result.note(listed.path, SkipReason.NOT_UTF8, len(raw))
+        return None
+    return WalkedFile(listed.path, raw, text, len(raw), listed.mtime_ns)

@@ -31,7 +31,7 @@ from cce_core.indexing.fingerprint import (
     file_sha256,
     load_fingerprint,
 )
-from cce_core.indexing.store import StoreData, default_store_path, load_store
+from cce_core.indexing.store import SegmentedStore, StoreData, default_store_path, load_store
 
 NO_FINGERPRINT_NOTICE = ("no fingerprint recorded (store built before fingerprints existed) — re-index to enable "
                          "drift detection")
@@ -194,6 +194,7 @@ def _parse_store(store_path: Path, report: DoctorReport) -> StoreData | None:
         return None
     report.ok(f"store parses: {_plural(len(data.chunk_ids), 'chunk')} across {_plural(len(data.files), 'file')} "
               f"(embedder {data.embedder or HASH_EMBEDDER})")
+    _check_segments(data, report)
     if rows and not dim:
         report.fail(f"{_plural(rows, 'chunk')} carr{'ies' if rows == 1 else 'y'} EMPTY embeddings — no vector "
                     "signal at all; re-index")
@@ -208,7 +209,24 @@ def _parse_store(store_path: Path, report: DoctorReport) -> StoreData | None:
 def _all_finite(data: StoreData) -> bool:
     import numpy as np
 
+    if isinstance(data, SegmentedStore):  # segment by segment, without building the whole matrix
+        return all(bool(np.isfinite(seg.array("csc_val" if seg.sparse else "vectors")).all())
+                   for seg in data.segments)
     return bool(np.isfinite(data.embeddings).all())
+
+
+def _check_segments(data: StoreData, report: DoctorReport) -> None:
+    """Every segment's bytes against the checksum the manifest recorded when it was written.
+
+    Silent when they match: the healthy report keeps the family's lines.
+    """
+    if not isinstance(data, SegmentedStore):
+        return
+    damaged = data.damaged_segments(thorough=True)
+    if damaged:
+        report.fail(f"segment {damaged[0]} does not match its recorded checksum"
+                    f"{f' (and {len(damaged) - 1} more)' if len(damaged) > 1 else ''} — corruption; re-index "
+                    "(`cce index` rebuilds a store whose segment changed)")
 
 
 def _check_fingerprint(fp: Fingerprint, store_sha: str, data: StoreData | None, report: DoctorReport,

@@ -8,7 +8,7 @@ product. These helpers do the same on numpy arrays without changing one bit.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,32 +60,73 @@ def rank_order(keys: np.ndarray, tie_ranks: np.ndarray, limit: int | None = None
     return order if limit is None else order[:limit]
 
 
+def pool_tie_ranks(ids: Sequence[str], pool: np.ndarray) -> np.ndarray:
+    """Ranks of the ``pool`` chunks in (chunk id, position) order: the family's tie-break, for a subset.
+
+    Only the candidates of one ranking are ever compared, so no process has to
+    sort every chunk id of a large store to answer a query.
+    """
+    members = pool.tolist()
+    order = sorted(range(len(members)), key=lambda k: (ids[members[k]], members[k]))
+    ranks = np.empty(len(members), dtype=np.int64)
+    ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(members), dtype=np.int64)
+    return ranks
+
+
+class _MatrixVectors:
+    """A bare matrix seen through the accessors a store offers (tests and callers without a store)."""
+
+    def __init__(self, matrix: np.ndarray) -> None:
+        self.embeddings = matrix
+
+    def embedding_rows(self) -> tuple[int, int]:
+        shape = self.embeddings.shape
+        return int(shape[0]), int(shape[1]) if len(shape) == 2 else 0
+
+    def vector_column(self, j: int) -> np.ndarray:
+        return self.embeddings[:, j]
+
+    def vector_rows(self, rows: np.ndarray) -> np.ndarray:
+        return self.embeddings[rows]
+
+
 class ExactCosines:
     """Cosines of one query against every chunk, exact where it matters.
 
-    A BLAS matrix-vector product scores every chunk quickly but may differ from
+    A sparse query (a hash-embedded one touches a handful of dimensions) is
+    scored exactly in one pass over its columns, which a store keeping its
+    vectors column-wise reads without touching the other dimensions. Otherwise
+    a BLAS matrix-vector product scores every chunk quickly but may differ from
     the family's left-to-right sum in the last bits. Those bits can only move a
     six-decimal key by one, so candidates are chosen with a two-key margin and
     every cosine that reaches a ranking or a printed score is recomputed exactly.
+
+    ``source`` is a store (anything with ``vector_column``/``vector_rows``) or a
+    bare matrix; ties go by ``ties`` (precomputed ranks) or, lazily, by ``ids``.
     """
 
-    def __init__(self, matrix: np.ndarray, vector: np.ndarray, ties: np.ndarray | None = None) -> None:
-        self.matrix = matrix
+    def __init__(self, source: Any, vector: np.ndarray, ties: np.ndarray | None = None,
+                 ids: Sequence[str] | None = None) -> None:
+        if isinstance(source, np.ndarray):
+            source = _MatrixVectors(source)
+        self.source = source
         self.vector = vector
         self.ties = ties
-        n = matrix.shape[0]
-        dim = min(matrix.shape[1], vector.shape[0]) if n else 0
+        self.ids = ids
+        n, width = source.embedding_rows()
+        dim = min(width, vector.shape[0]) if n else 0
         nonzero = np.flatnonzero(vector[:dim])
         if n and nonzero.size <= SPARSE_QUERY_DIMS:
             # A zero coordinate adds an exact zero to the running sum, so the
             # left-to-right sum over the non-zero coordinates alone is the exact
             # cosine: a hash-embedded query touches only a handful of columns.
             values = np.zeros(n, dtype=np.float64)
-            for j in nonzero:
-                values += matrix[:, j] * vector[j]
+            for j in nonzero.tolist():
+                values += source.vector_column(j) * vector[j]
             self.values = values
             self.exact = np.ones(n, dtype=bool)
             return
+        matrix = source.embeddings
         # einsum, not `@`: BLAS would start a thread pool for one product.
         self.values = np.einsum("ij,j->i", matrix[:, :dim], vector[:dim]) if n else np.zeros(0, dtype=np.float64)
         self.exact = np.zeros(n, dtype=bool)
@@ -95,7 +136,7 @@ class ExactCosines:
             indices = np.fromiter(indices, dtype=np.int64)
         todo = indices[~self.exact[indices]]
         if todo.size:
-            self.values[todo] = sequential_dot(self.matrix[todo], self.vector)
+            self.values[todo] = sequential_dot(self.source.vector_rows(todo), self.vector)
             self.exact[todo] = True
 
     def at(self, index: int) -> float:
@@ -103,16 +144,21 @@ class ExactCosines:
             self.ensure(np.asarray([index], dtype=np.int64))
         return float(self.values[index])
 
-    def tie(self, index: int) -> int:
-        """The tie-break key of one chunk (its rank in chunk-id order)."""
-        assert self.ties is not None
-        return int(self.ties[index])
+    def tie(self, index: int) -> Any:
+        """The tie-break key of one chunk (its rank in chunk-id order, or its id and position)."""
+        if self.ties is not None:
+            return int(self.ties[index])
+        assert self.ids is not None
+        return self.ids[index], index
+
+    def pool_ties(self, pool: np.ndarray) -> np.ndarray:
+        if self.ties is not None:
+            return self.ties[pool]
+        assert self.ids is not None
+        return pool_tie_ranks(self.ids, pool)
 
     def top(self, limit: int, tie_ranks: np.ndarray | None = None) -> np.ndarray:
         """The first ``limit`` chunks by exact key (desc), ties by ``tie_ranks`` (default: the constructor's)."""
-        if tie_ranks is None:
-            assert self.ties is not None
-            tie_ranks = self.ties
         n = self.values.shape[0]
         if n == 0 or limit <= 0:
             return np.zeros(0, dtype=np.int64)
@@ -124,8 +170,23 @@ class ExactCosines:
             pool = np.arange(n, dtype=np.int64)
         self.ensure(pool)
         keys = score_keys(self.values[pool])
-        order = pool[np.lexsort((tie_ranks[pool], -keys))]
+        ties = tie_ranks[pool] if tie_ranks is not None else self.pool_ties(pool)
+        order = pool[np.lexsort((ties, -keys))]
         return order[:limit]
+
+
+def top_by_key(keys: np.ndarray, ids: Sequence[str], limit: int) -> np.ndarray:
+    """Positions of the ``limit`` best ``keys`` (desc), ties by chunk id, sorting only what can make the cut."""
+    n = keys.shape[0]
+    if n == 0 or limit <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if limit < n:
+        threshold = np.partition(keys, n - limit)[n - limit]
+        pool = np.nonzero(keys >= threshold)[0]
+    else:
+        pool = np.arange(n, dtype=np.int64)
+    order = pool[np.lexsort((pool_tie_ranks(ids, pool), -keys[pool]))]
+    return order[:limit]
 
 
 class NumpyKernel:
@@ -138,11 +199,23 @@ class NumpyKernel:
 
     def cosines(self, query_vector: Sequence[float]) -> ExactCosines:
         vector = np.asarray(query_vector, dtype=np.float64)
-        return ExactCosines(self.store.embeddings, vector, self.store.chunk_id_rank)
+        return ExactCosines(self.store, vector, ids=self.store.chunk_ids)
 
     def bm25_top(self, unique_query: list[str], limit: int) -> list[int]:
         """Chunks with a positive BM25 key, best first (ties by chunk id), at most ``limit``."""
-        keys = score_keys(bm25_scores(self.store.bm25, unique_query))
+        keys = score_keys(bm25_scores(self.store.bm25_source, unique_query))
         positive = np.nonzero(keys > 0)[0]
-        ties = self.store.chunk_id_rank
-        return positive[rank_order(keys[positive], ties[positive], limit)].tolist()
+        return positive[top_by_key(keys[positive], _Subset(self.store.chunk_ids, positive), limit)].tolist()
+
+
+class _Subset(Sequence[str]):
+    """``ids`` seen through a position array (no copy)."""
+
+    def __init__(self, ids: Sequence[str], positions: np.ndarray) -> None:
+        self._ids, self._positions = ids, positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._ids[int(self._positions[index])]

@@ -26,15 +26,16 @@ def bm25_only_search(store: StoreData, query: str, top_k: int) -> list[SearchRes
     import numpy as np
 
     from cce_core.indexing.bm25 import bm25_scores
-    from cce_core.retrieval.numpy_kernel import rank_order, score_keys
+    from cce_core.retrieval.numpy_kernel import score_keys, top_by_key
 
     unique = unique_in_order(tokenize(query))
     if not unique or not store.chunks or top_k <= 0:
         return []
-    scores = bm25_scores(store.bm25, unique)
+    scores = bm25_scores(store.bm25_source, unique)
     keys = score_keys(scores)
     positive = np.nonzero(keys > 0)[0]
-    order = positive[rank_order(keys[positive], store.chunk_id_rank[positive], top_k)]
+    ids = store.chunk_ids
+    order = positive[top_by_key(keys[positive], [ids[int(i)] for i in positive], top_k)]
     return [SearchResult(rank, store.chunks[int(idx)], float(scores[int(idx)]))
             for rank, idx in enumerate(order[:top_k], start=1)]
 

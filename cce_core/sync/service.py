@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
 from cce_core.indexing.fingerprint import file_sha256, record_fingerprint
-from cce_core.indexing.store import STORE_DIR, default_store_path, load_store, save_store
+from cce_core.indexing.store import STORE_DIR, collect_garbage, default_store_path, load_store, save_store
 from cce_core.sync.artifact import (
     HASH_EMBEDDER,
     Artifact,
@@ -279,7 +279,7 @@ def install_artifact(root: Path, raw: bytes, *, log_metrics: bool = True) -> Art
     store.parent.mkdir(parents=True, exist_ok=True)
     staged = store.with_name(store.name + ".incoming")
     try:
-        save_store(data, staged)
+        save_store(data, staged, home=store)  # its segment lands in the store's own segment directory
         if store.exists():
             os.chmod(staged, store.stat().st_mode & 0o7777)  # a tightened store keeps its mode
         installed = file_sha256(staged)  # the fingerprint below reuses this digest (same file after the rename)
@@ -291,6 +291,7 @@ def install_artifact(root: Path, raw: bytes, *, log_metrics: bool = True) -> Art
         os.replace(staged, store)
     finally:
         staged.unlink(missing_ok=True)
+    collect_garbage(store)  # the segments of the store it replaced
     record_fingerprint(store, data.meta)  # after the store, like every store write
     if log_metrics:
         _log_pull_event(store, data, artifact, len(raw))

@@ -49,6 +49,11 @@ def index(
         bool, typer.Option("--watch", help="After indexing, keep watching DIRECTORY and re-index changed files as "
                                            "they are saved (one line per pass; Ctrl-C stops).")
     ] = False,
+    compact: Annotated[
+        bool, typer.Option("--compact", help="Also rewrite the store as one segment, dropping the rows that "
+                                             "re-indexes superseded (a later run does it on its own past a "
+                                             "threshold).")
+    ] = False,
 ) -> None:
     """Walk DIRECTORY, chunk every file, embed the chunks and save the index."""
     from cce_core.cli.index_runs import index_one, redaction_line
@@ -58,6 +63,8 @@ def index(
         raise CceError("--json goes with --plan")
     if watch and (plan or workspace):
         raise CceError("--watch takes one directory to index; it does not go with --plan or --workspace")
+    if compact and (plan or workspace):
+        raise CceError("--compact takes one directory's store; it does not go with --plan or --workspace")
     if plan:
         _plan(directory, store, embedder, allow_secrets, workspace, as_json)
         return
@@ -80,7 +87,7 @@ def index(
     watcher = _start_watcher(directory, store_path, host, emb, not allow_secrets) if watch else None
     try:
         _data, stats = index_one(directory, store_path, host, emb, protect_secrets=not allow_secrets,
-                                 log_metrics=not no_metrics)
+                                 log_metrics=not no_metrics, compact=compact)
     except BaseException:
         if watcher is not None:
             watcher.close()

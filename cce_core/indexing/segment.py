@@ -1,0 +1,420 @@
+"""One immutable piece of a store: the chunks, vectors and postings of some files.
+
+A store (see :mod:`cce_core.indexing.store`) is a small manifest naming a list
+of segments. A fresh index writes a segment per batch of files, so no run ever
+holds the whole corpus in memory; a re-index writes one segment with only the
+files that changed, plus the paths it supersedes in older segments. Segments
+are never modified after they are written, which is what makes a killed
+writer harmless: the previous manifest still names intact files.
+
+Layout: an 8-byte magic, a little-endian u64 header length, a JSON header,
+then 8-byte-aligned binary sections. Everything a search touches is binary
+and mapped, never parsed as a whole: chunk ids and texts are UTF-8 blobs with
+offsets, the sorted BM25 vocabulary is a blob searched by bisection, and
+integer columns are arrays. Vectors are stored dense (float64 rows) or, when
+at most a quarter of the cells are non-zero — the hash embedder fills about
+one bucket in ten — column-wise sparse (CSC: per dimension the rows and exact
+float64 values), which is both smaller and what a sparse query reads.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import struct
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
+
+from cce_core.foundation.errors import CceError
+from cce_core.indexing.chunker import Chunk
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+
+SEGMENT_MAGIC = b"CCEPYSG\x01"
+SEGMENT_FORMAT = "cce-python-segment/1"
+_ALIGN = 8
+# Stored column-wise sparse when at most this share of the vector cells is non-zero.
+SPARSE_MAX_DENSITY = 0.25
+# struct/memoryview codes of the little-endian dtypes the writer uses.
+_VIEW_CODES = {"<f8": "d", "<i8": "q", "<i4": "i"}
+_ITEM_SIZE = {"d": 8, "q": 8, "i": 4}
+
+
+@dataclass
+class FileEntry:
+    path: str
+    sha256: str
+    tokens: int  # cce.tokens/v1 of the whole (redacted) file: the "read the file" baseline
+    first_chunk: int
+    chunk_count: int
+    imports: list[str]
+    # The file's size and modification time when it was read: a re-index trusts an
+    # unchanged pair without reading the file (0, 0 when unknown, e.g. after a pull).
+    size: int = 0
+    mtime_ns: int = 0
+
+
+@dataclass
+class Bm25Arrays:
+    vocab: Sequence[str]  # sorted
+    ptr: np.ndarray  # int64, len(vocab) + 1
+    docs: np.ndarray  # int32 doc ids, grouped per term, ascending
+    tfs: np.ndarray  # int32 term frequencies aligned with docs
+    doc_len: np.ndarray  # int64 tokens per chunk
+
+
+@dataclass
+class SegmentParts:
+    """What one segment holds, in memory, ready to be written."""
+
+    chunks: Sequence[Chunk]
+    embeddings: np.ndarray  # rows x dim float64
+    files: list[FileEntry]  # first_chunk is local to the segment
+    bm25: Bm25Arrays
+    removes: list[str]  # paths this segment supersedes in older segments
+    edges: list[tuple[str, str]] | None  # the whole store's import edges, when this segment carries them
+    # path -> (size, mtime_ns): newer metadata for older segments' files whose bytes did not change
+    restat: dict[str, tuple[int, int]] | None = None
+    # The vector sections, when the caller built them already (a compaction merging sparse columns).
+    vectors: tuple[str, list[tuple[str, bytes | memoryview, str]]] | None = None
+
+
+# -- writing ---------------------------------------------------------------
+
+
+def _pad(n: int) -> int:
+    return (-n) % _ALIGN
+
+
+def _raw(array: Any, dtype: str) -> memoryview:
+    """The little-endian bytes of ``array`` without a copy when it already has that layout."""
+    import numpy as np
+
+    contiguous = np.ascontiguousarray(array, dtype=dtype)
+    return memoryview(contiguous).cast("B") if contiguous.size else memoryview(b"")
+
+
+def _blob(strings: Sequence[str]) -> tuple[bytes, bytes]:
+    """UTF-8 blob and int64 offsets (len + 1) of ``strings``."""
+    import numpy as np
+
+    encoded = [s.encode("utf-8") for s in strings]
+    ptr = np.zeros(len(encoded) + 1, dtype="<i8")
+    if encoded:
+        np.cumsum([len(e) for e in encoded], out=ptr[1:])
+    return b"".join(encoded), ptr.tobytes()
+
+
+def _codes(values: Sequence[str]) -> tuple[list[str], bytes]:
+    """A small string table and each value's index into it (int32)."""
+    import numpy as np
+
+    table = sorted(set(values))
+    index = {v: i for i, v in enumerate(table)}
+    return table, np.fromiter((index[v] for v in values), dtype="<i4", count=len(values)).tobytes()
+
+
+def vector_sections(embeddings: np.ndarray) -> tuple[str, list[tuple[str, bytes | memoryview, str]]]:
+    """("dense" | "sparse", sections) for a rows x dim float64 matrix."""
+    import numpy as np
+
+    matrix = np.asarray(embeddings, dtype=np.float64)
+    rows = matrix.shape[0]
+    dim = matrix.shape[1] if matrix.ndim == 2 else 0
+    if rows and dim:
+        nonzero = np.count_nonzero(matrix)
+        if nonzero <= SPARSE_MAX_DENSITY * rows * dim:
+            # Column-major order: each dimension's rows ascending, as a column pass reads them.
+            cols, row_ids = np.nonzero(matrix.T)
+            ptr = np.zeros(dim + 1, dtype="<i8")
+            np.cumsum(np.bincount(cols, minlength=dim), out=ptr[1:])
+            return "sparse", [("csc_ptr", ptr.tobytes(), "<i8"), ("csc_row", _raw(row_ids, "<i4"), "<i4"),
+                              ("csc_val", _raw(matrix[row_ids, cols], "<f8"), "<f8")]
+    return "dense", [("vectors", _raw(matrix, "<f8"), "<f8")]
+
+
+def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
+    """The segment file as a list of byte strings, in order (written one after another, never joined)."""
+    chunks = parts.chunks
+    file_index = {f.path: i for i, f in enumerate(parts.files)}
+    import numpy as np
+
+    ids_blob, ids_ptr = _blob([c.chunk_id for c in chunks])
+    content_blob, content_ptr = _blob([c.content for c in chunks])
+    type_table, type_codes = _codes([c.chunk_type for c in chunks])
+    kind_table, kind_codes = _codes([c.kind for c in chunks])
+    lang_table, lang_codes = _codes([c.language for c in chunks])
+    vocab_blob, vocab_ptr = _blob(list(parts.bm25.vocab))
+
+    def ints(values: Any) -> bytes:
+        return np.fromiter(values, dtype="<i4", count=len(chunks)).tobytes()
+
+    files = [{"path": f.path, "sha256": f.sha256, "tokens": f.tokens, "first": f.first_chunk, "count": f.chunk_count,
+              "imports": f.imports, "size": f.size, "mtime_ns": f.mtime_ns} for f in parts.files]
+    rows = len(chunks)
+    dim = int(parts.embeddings.shape[1]) if parts.embeddings.ndim == 2 else 0
+    if parts.vectors is not None:
+        layout, vectors = parts.vectors
+    elif rows:
+        layout, vectors = vector_sections(parts.embeddings)
+    else:
+        layout, vectors = "dense", [("vectors", b"", "<f8")]
+
+    def js(value: Any) -> bytes:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    blobs: list[tuple[str, bytes | memoryview, str]] = [
+        ("chunk_id", ids_blob, "utf-8"), ("chunk_id_ptr", ids_ptr, "<i8"),
+        ("file", ints(file_index[c.file_path] for c in chunks), "<i4"),
+        ("start_line", ints(c.start_line for c in chunks), "<i4"),
+        ("end_line", ints(c.end_line for c in chunks), "<i4"),
+        ("token_count", ints(c.token_count for c in chunks), "<i4"),
+        ("chunk_type", type_codes, "<i4"), ("kind", kind_codes, "<i4"), ("language", lang_codes, "<i4"),
+        ("content", content_blob, "utf-8"), ("content_ptr", content_ptr, "<i8"),
+        *vectors,
+        ("vocab", vocab_blob, "utf-8"), ("vocab_ptr", vocab_ptr, "<i8"),
+        ("bm25_ptr", _raw(parts.bm25.ptr, "<i8"), "<i8"),
+        ("bm25_docs", _raw(parts.bm25.docs, "<i4"), "<i4"),
+        ("bm25_tfs", _raw(parts.bm25.tfs, "<i4"), "<i4"),
+        ("doc_len", _raw(parts.bm25.doc_len, "<i8"), "<i8"),
+        ("files", js(files), "json"),
+        ("removes", js(sorted(parts.removes)), "json"),
+        ("restat", js({k: list(v) for k, v in sorted((parts.restat or {}).items())}), "json"),
+        ("edges", js(None if parts.edges is None else [list(e) for e in parts.edges]), "json"),
+    ]
+    sections: dict[str, Any] = {}
+    offset = 0
+    for name, blob, dtype in blobs:
+        sections[name] = {"dtype": dtype, "offset": offset, "length": len(blob)}
+        offset += len(blob) + _pad(len(blob))
+    header = json.dumps({"format": SEGMENT_FORMAT, "rows": rows, "dim": dim, "vectors": layout,
+                         "strings": {"chunk_type": type_table, "kind": kind_table, "language": lang_table},
+                         "sections": sections}, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    header += b" " * _pad(len(SEGMENT_MAGIC) + 8 + len(header))
+    out: list[bytes | memoryview] = [SEGMENT_MAGIC + struct.pack("<Q", len(header)) + header]
+    for _name, blob, _dtype in blobs:
+        out.append(blob)
+        if _pad(len(blob)):
+            out.append(b"\0" * _pad(len(blob)))
+    return out
+
+
+# -- reading ---------------------------------------------------------------
+
+
+class BlobStrings(Sequence[str]):
+    """Strings kept as one UTF-8 blob and offsets, each decoded when asked for (bisectable)."""
+
+    def __init__(self, blob: memoryview, ptr: memoryview) -> None:
+        self._blob, self._ptr = blob, ptr
+
+    def __len__(self) -> int:
+        return len(self._ptr) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return str(self._blob[self._ptr[index] : self._ptr[index + 1]], "utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        blob, ptr = self._blob, self._ptr
+        for i in range(len(ptr) - 1):
+            yield str(blob[ptr[i] : ptr[i + 1]], "utf-8")
+
+    def find(self, value: str) -> int:
+        """Position of ``value`` in this sorted sequence, or -1."""
+        pos = bisect_left(self, value)
+        return pos if pos < len(self) and self[pos] == value else -1
+
+
+class MappedSegment:
+    """A segment file, memory-mapped; sections become views or arrays only when asked for."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            with open(path, "rb") as fh:
+                self.size = os.fstat(fh.fileno()).st_size
+                buf: Any = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if self.size else b""
+            if len(buf) < 16 or bytes(buf[:8]) != SEGMENT_MAGIC:
+                raise ValueError("not a cce segment (bad magic)")
+            (header_len,) = struct.unpack("<Q", buf[8:16])
+            header = json.loads(bytes(buf[16 : 16 + header_len]).decode("utf-8"))
+            if header.get("format") != SEGMENT_FORMAT:
+                raise ValueError(f"unsupported segment format {header.get('format')!r}")
+            self.buf = buf
+            self.base = 16 + int(header_len)
+            self.table: dict[str, Any] = header["sections"]
+            self.rows = int(header["rows"])
+            self.dim = int(header["dim"])
+            self.sparse = header["vectors"] == "sparse"
+            self.strings: dict[str, list[str]] = header["strings"]
+            self._check()
+            self.files = [FileEntry(f["path"], f["sha256"], int(f["tokens"]), int(f["first"]), int(f["count"]),
+                                    list(f["imports"]), int(f.get("size", 0)), int(f.get("mtime_ns", 0)))
+                          for f in self.json("files")]
+            self.removes: list[str] = list(self.json("removes"))
+            self.restat: dict[str, tuple[int, int]] = {str(k): (int(v[0]), int(v[1]))
+                                                       for k, v in self.json("restat").items()}
+            edges = self.json("edges")
+            self.edges: list[tuple[str, str]] | None = None if edges is None else [(a, b) for a, b in edges]
+        except CceError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError, IndexError, struct.error, RecursionError) as exc:
+            raise CceError(f"the index segment {path} is unreadable or corrupt ({exc}) — re-run `cce index` "
+                           "to rebuild it") from exc
+
+    def raw(self, name: str) -> memoryview:
+        info = self.table[name]
+        start = self.base + int(info["offset"])
+        end = start + int(info["length"])
+        if end > len(self.buf):
+            raise ValueError(f"section {name} runs past the end of the file")
+        return memoryview(self.buf)[start:end]
+
+    def view(self, name: str) -> memoryview:
+        """A section as a flat typed memoryview (no copy, no numpy)."""
+        code = _VIEW_CODES[self.table[name]["dtype"]]
+        raw = self.raw(name)
+        return raw.cast(code) if len(raw) else memoryview(b"").cast(code)
+
+    def array(self, name: str) -> np.ndarray:
+        import numpy as np
+
+        return np.frombuffer(self.raw(name), dtype=np.dtype(self.table[name]["dtype"]))
+
+    def json(self, name: str) -> Any:
+        return json.loads(bytes(self.raw(name)).decode("utf-8"))
+
+    def _check(self) -> None:
+        """Every section lies inside the file, holds whole items and agrees with the row count."""
+        for name, info in self.table.items():
+            self.raw(name)
+            size = _ITEM_SIZE.get(_VIEW_CODES.get(info["dtype"], ""), 1)
+            if int(info["length"]) % size or int(info["offset"]) < 0:
+                raise ValueError(f"section {name} is malformed")
+        n = self.rows
+        for name in ("file", "start_line", "end_line", "token_count", "chunk_type", "kind", "language"):
+            if len(self.view(name)) != n:
+                raise ValueError(f"section {name} does not match the row count")
+        for name, blob in (("chunk_id_ptr", "chunk_id"), ("content_ptr", "content")):
+            ptr = self.view(name)
+            if len(ptr) != n + 1 or ptr[n] > len(self.raw(blob)):
+                raise ValueError(f"section {name} does not match its blob")
+        if len(self.view("doc_len")) != n or len(self.view("bm25_docs")) != len(self.view("bm25_tfs")):
+            raise ValueError("the BM25 sections do not match the row count")
+        vptr = self.view("vocab_ptr")
+        if len(self.view("bm25_ptr")) != len(vptr) or vptr[len(vptr) - 1] > len(self.raw("vocab")):
+            raise ValueError("the vocabulary and the postings disagree")
+        if self.sparse:
+            cptr = self.view("csc_ptr")
+            if len(cptr) != self.dim + 1 or cptr[self.dim] != len(self.view("csc_row")) or \
+                    len(self.view("csc_row")) != len(self.view("csc_val")):
+                raise ValueError("the sparse vector sections disagree")
+        elif len(self.raw("vectors")) != n * self.dim * 8:
+            raise ValueError("embedding rows do not match the chunk count")
+        for name, table in self.strings.items():
+            if not isinstance(table, list):
+                raise ValueError(f"string table {name} is malformed")
+
+    # -- typed accessors ---------------------------------------------------
+
+    def chunk_ids(self) -> BlobStrings:
+        return BlobStrings(self.raw("chunk_id"), self.view("chunk_id_ptr"))
+
+    def contents(self) -> BlobStrings:
+        return BlobStrings(self.raw("content"), self.view("content_ptr"))
+
+    def vocab(self) -> BlobStrings:
+        return BlobStrings(self.raw("vocab"), self.view("vocab_ptr"))
+
+    def chunk(self, row: int) -> Chunk:
+        s = self.strings
+        file_index = self.view("file")[row]
+        return Chunk(self.chunk_ids()[row], self.files[file_index].path, self.view("start_line")[row],
+                     self.view("end_line")[row], s["chunk_type"][self.view("chunk_type")[row]],
+                     s["kind"][self.view("kind")[row]], s["language"][self.view("language")[row]],
+                     self.contents()[row], self.view("token_count")[row])
+
+    def dense_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The float64 vectors of local ``rows`` (in that order) as a dense matrix."""
+        import numpy as np
+
+        rows = np.asarray(rows, dtype=np.int64)
+        if not self.sparse:
+            return np.frombuffer(self.raw("vectors"), dtype="<f8").reshape(self.rows, self.dim)[rows] \
+                if self.dim else np.zeros((len(rows), 0), dtype=np.float64)
+        out = np.zeros((len(rows), self.dim), dtype=np.float64)
+        if not len(rows):
+            return out
+        where = np.full(self.rows, -1, dtype=np.int64)
+        where[rows] = np.arange(len(rows), dtype=np.int64)
+        ptr = self.array("csc_ptr")
+        row_ids = self.array("csc_row")
+        values = self.array("csc_val")
+        cols = np.repeat(np.arange(self.dim, dtype=np.int64), np.diff(ptr))
+        target = where[row_ids]
+        keep = target >= 0
+        out[target[keep], cols[keep]] = values[keep]
+        return out
+
+    def column(self, j: int) -> np.ndarray:
+        """Dimension ``j`` of every row (exact float64)."""
+        import numpy as np
+
+        if not self.sparse:
+            return np.frombuffer(self.raw("vectors"), dtype="<f8").reshape(self.rows, self.dim)[:, j]
+        ptr = self.view("csc_ptr")
+        lo, hi = ptr[j], ptr[j + 1]
+        out = np.zeros(self.rows, dtype=np.float64)
+        out[self.array("csc_row")[lo:hi]] = self.array("csc_val")[lo:hi]
+        return out
+
+    def dense_matrix(self) -> np.ndarray:
+        import numpy as np
+
+        if not self.sparse:
+            return np.frombuffer(self.raw("vectors"), dtype="<f8").reshape(self.rows, self.dim)
+        return self.dense_rows(np.arange(self.rows, dtype=np.int64))
+
+
+def save_segment(parts: SegmentParts, directory: Path) -> tuple[str, str, int]:
+    """Write ``parts`` into ``directory`` under a name derived from its bytes: (name, sha256, size)."""
+    import hashlib
+    import tempfile
+
+    directory.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    size = 0
+    fd, tmp = tempfile.mkstemp(prefix=".seg-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for part in serialize_segment(parts):
+                digest.update(part)
+                fh.write(part)
+                size += len(part)
+            fh.flush()
+            os.fsync(fh.fileno())
+        sha = digest.hexdigest()
+        name = f"seg-{sha[:24]}.cces"
+        os.replace(tmp, directory / name)
+    except BaseException:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return name, sha, size

@@ -1,0 +1,270 @@
+"""The segmented store: a re-index writes only what changed and answers exactly like a fresh index.
+
+Incremental runs add a segment with the changed files and the paths they
+supersede; fresh runs write one segment per batch of text; compaction folds
+everything back into one. Whatever the history, the store reads its live
+files in path order, so chunks, vectors, postings and every ranking equal a
+fresh build of the same tree — compared here field by field and query by
+query, with both ranking kernels.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO_ROOT, copy_tree
+
+from cce_core.indexing import indexer as indexer_module
+from cce_core.indexing.indexer import index_directory
+from cce_core.indexing.store import load_store, segments_dir
+from cce_core.plugins.host import default_host
+from cce_core.retrieval.searcher import Searcher
+
+QUERIES = [
+    "load the configuration file", "parse JSON", "segment manifest", "def search", "class Searcher",
+    "walk the tree and skip ignored files", "hash embedder buckets", "bm25 postings", "import graph edges",
+    "redact secrets", "fingerprint of the store", "plugin host entry points", "watch files", "token count",
+    "chunk_id", "zzzz_not_a_word", "error line", "atomic write rename", "workspace members", "sync pull",
+]
+OLD = 1_600_000_000  # a modification time far outside the racy window
+
+
+def _corpus(tmp_path: Path) -> Path:
+    root = copy_tree(REPO_ROOT / "samples", tmp_path / "corpus")
+    shutil.copytree(REPO_ROOT / "cce_core" / "indexing", root / "indexing",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO_ROOT / "cce_core" / "retrieval", root / "retrieval",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    _age(root)
+    return root
+
+
+def _age(root: Path) -> None:
+    for path in root.rglob("*"):
+        if path.is_file() and ".cce" not in path.parts:
+            os.utime(path, (OLD, OLD))
+
+
+def _index(root: Path, store: Path, **kwargs):
+    host = default_host()
+    return index_directory(root, store, host, host.embedder("hash"), **kwargs)
+
+
+def _answers(store_path: Path, kernel: str = "numpy") -> list:
+    data = load_store(store_path)
+    searcher = Searcher(data, default_host().embedder("hash"), kernel=kernel)
+    return [[(r.chunk.chunk_id, r.score, r.rank) for r in searcher.search(q, top_k=10)] for q in QUERIES]
+
+
+def _assert_same_store(a_path: Path, b_path: Path) -> None:
+    a, b = load_store(a_path), load_store(b_path)
+    assert a.files == b.files
+    assert list(a.chunks) == list(b.chunks)
+    assert np.array_equal(a.embeddings, b.embeddings)
+    assert list(a.bm25.vocab) == list(b.bm25.vocab)
+    for name in ("ptr", "docs", "tfs", "doc_len"):
+        assert np.array_equal(getattr(a.bm25, name), getattr(b.bm25, name)), name
+    assert a.edges == b.edges
+    for kernel in ("numpy", "lean"):
+        assert _answers(a_path, kernel) == _answers(b_path, kernel)
+
+
+def _edit(root: Path) -> None:
+    """Edit three files, add two, delete two."""
+    for name in ("indexing/bm25.py", "retrieval/searcher.py", "python.py"):
+        path = root / name
+        path.write_text(path.read_text(encoding="utf-8") + "\n\ndef appended_helper_for_segments():\n    return 42\n",
+                        encoding="utf-8")
+    (root / "indexing" / "added_module.py").write_text("def brand_new_function(x):\n    return x * 2\n",
+                                                       encoding="utf-8")
+    (root / "zz_added.py").write_text("import indexing.bm25\n\nclass AddedThing:\n    pass\n", encoding="utf-8")
+    (root / "indexing" / "graph.py").unlink()
+    (root / "retrieval" / "single_signal.py").unlink()
+
+
+def test_an_incremental_index_answers_exactly_like_a_fresh_one(tmp_path):
+    root = _corpus(tmp_path)
+    store = tmp_path / "inc.cce"
+    _index(root, store)
+    assert len(load_store(store).segments) == 1
+    _edit(root)
+    data, stats = _index(root, store)
+    assert len(data.segments) == 2  # one segment added, nothing rewritten
+    assert data.total_rows > data.rows  # the superseded rows are still there, unread
+    assert stats.reused_files == len(data.files) - 5  # three edited and two added files were read and chunked
+    fresh = tmp_path / "fresh.cce"
+    _index(root, fresh, reuse=False)
+    _assert_same_store(store, fresh)
+
+
+def test_an_unchanged_tree_is_recognised_without_reading_a_file(tmp_path, monkeypatch):
+    root = _corpus(tmp_path)
+    store = tmp_path / "s.cce"
+    _index(root, store)
+    before = store.read_bytes()
+    reads: list[str] = []
+    real = indexer_module.read_listed
+
+    def counting(result, listed):
+        reads.append(listed.path)
+        return real(result, listed)
+
+    monkeypatch.setattr(indexer_module, "read_listed", counting)
+    _data, stats = _index(root, store)
+    assert reads == []
+    assert store.read_bytes() == before
+    assert stats.reused_files == stats.files_indexed
+
+    # A touched file (new time, same bytes) is read and hashed once, never chunked again ...
+    os.utime(root / "python.py", (OLD + 10, OLD + 10))
+    data, stats = _index(root, store)
+    assert reads == ["python.py"]
+    assert len(data.segments) == 2 and data.segments[-1].rows == 0  # only its new metadata was written
+    # ... and its new metadata is trusted from then on.
+    reads.clear()
+    _index(root, store)
+    assert reads == []
+
+
+def test_a_recently_written_file_is_not_trusted_by_its_metadata(tmp_path, monkeypatch):
+    root = _corpus(tmp_path)
+    (root / "python.py").write_text("def fresh_from_the_editor():\n    pass\n", encoding="utf-8")
+    store = tmp_path / "s.cce"
+    _index(root, store)
+    entry = next(f for f in load_store(store).files if f.path == "python.py")
+    assert entry.mtime_ns == 0  # written within the racy window: its time is recorded as unknown
+    reads: list[str] = []
+    real = indexer_module.read_listed
+    monkeypatch.setattr(indexer_module, "read_listed", lambda result, listed: reads.append(listed.path)
+                        or real(result, listed))
+    _index(root, store)
+    assert reads == ["python.py"]
+
+
+def test_batches_become_segments_that_answer_as_one(tmp_path, monkeypatch):
+    root = _corpus(tmp_path)
+    single = tmp_path / "single.cce"
+    _index(root, single)
+    monkeypatch.setattr(indexer_module, "BATCH_BYTES", 8192)
+    batched = tmp_path / "batched.cce"
+    data, _stats = _index(root, batched)
+    assert len(data.segments) > 5
+    assert data.identity  # batches follow path order: positions map by offset alone
+    _assert_same_store(batched, single)
+    # Compacted, the batches make exactly the segment a single batch writes.
+    _index(root, batched, compact=True)
+    (one,) = segments_dir(batched).iterdir()
+    (reference,) = segments_dir(single).iterdir()
+    assert one.read_bytes() == reference.read_bytes()
+
+
+def test_compaction_after_edits_writes_the_fresh_segment(tmp_path):
+    root = _corpus(tmp_path)
+    store = tmp_path / "s.cce"
+    _index(root, store)
+    _edit(root)
+    _index(root, store)
+    data, _stats = _index(root, store, compact=True)
+    assert len(data.segments) == 1 and data.total_rows == data.rows
+    fresh = tmp_path / "fresh.cce"
+    _index(root, fresh, reuse=False)
+    (compacted,) = segments_dir(store).iterdir()  # the superseded segments are gone
+    (reference,) = segments_dir(fresh).iterdir()
+    assert compacted.read_bytes() == reference.read_bytes()
+
+
+def test_many_superseded_rows_trigger_a_compaction(tmp_path):
+    root = _corpus(tmp_path)
+    store = tmp_path / "s.cce"
+    _index(root, store)
+    for path in sorted((root / "indexing").glob("*.py")):
+        path.write_text(path.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
+    for path in sorted((root / "retrieval").glob("*.py")):
+        path.write_text(path.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
+    data, _stats = _index(root, store)
+    assert len(data.segments) == 1 and data.total_rows == data.rows
+
+
+def test_leftover_temporaries_and_unnamed_segments_are_removed(tmp_path):
+    root = _corpus(tmp_path)
+    store = tmp_path / "s.cce"
+    _index(root, store)
+    directory = segments_dir(store)
+    (directory / ".seg-abandoned.tmp").write_bytes(b"half a segment")
+    (directory / "seg-000000000000000000000000.cces").write_bytes(b"an orphan")
+    (root / "python.py").write_text("def changed():\n    pass\n", encoding="utf-8")
+    _index(root, store)
+    names = sorted(p.name for p in directory.iterdir())
+    assert len(names) == 2 and all(n.startswith("seg-") and n.endswith(".cces") for n in names)
+    assert "seg-000000000000000000000000.cces" not in names
+
+
+def test_a_store_with_no_files_opens_and_answers_nothing(tmp_path):
+    root = tmp_path / "empty"
+    root.mkdir()
+    store = tmp_path / "s.cce"
+    data, _stats = _index(root, store)
+    assert len(data.chunks) == 0 and data.files == []
+    assert Searcher(load_store(store), default_host().embedder("hash")).search("anything") == []
+
+
+# -- kill -9 ------------------------------------------------------------------
+
+_RUNNER = """
+import sys
+from pathlib import Path
+from cce_core.indexing.indexer import index_directory
+from cce_core.plugins.host import default_host
+host = default_host()
+index_directory(sys.argv[1], Path(sys.argv[2]), host, host.embedder("hash"), compact=sys.argv[3] == "compact",
+                reuse=sys.argv[3] != "fresh")
+"""
+
+
+def _run(root: Path, store: Path, mode: str) -> subprocess.Popen:
+    env = {**os.environ, "CCE_WORKERS": "2"}
+    return subprocess.Popen([sys.executable, "-c", _RUNNER, str(root), str(store), mode], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("mode", ["fresh", "incremental", "compact"])
+def test_kill_9_leaves_the_old_store_or_the_new_one(tmp_path, mode):
+    """Killed at random points, a run leaves the store as it was before it or as after it, never a mix."""
+    root = _corpus(tmp_path)
+    template = tmp_path / "template"
+    template.mkdir()
+    store_name = "s.cce"
+    _index(root, template / store_name)
+    _edit(root)
+    _age(root)
+    if mode == "compact":
+        _index(root, template / store_name)  # two segments to fold into one
+    before = ((template / store_name).read_bytes(), _answers(template / store_name))
+    after_dir = tmp_path / "after"
+    shutil.copytree(template, after_dir)
+    started = time.perf_counter()
+    assert _run(root, after_dir / store_name, mode).wait() == 0
+    duration = time.perf_counter() - started
+    after = ((after_dir / store_name).read_bytes(), _answers(after_dir / store_name))
+    assert after[0] != before[0]
+    rng = random.Random(f"kill-{mode}")
+    for round_number in range(4):
+        work = tmp_path / f"round{round_number}"
+        shutil.copytree(template, work)
+        proc = _run(root, work / store_name, mode)
+        time.sleep(rng.uniform(0.05, duration))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        state = ((work / store_name).read_bytes(), _answers(work / store_name))  # never an error
+        assert state in (before, after), f"round {round_number}: a mix of the old and the new store"
+        assert _run(root, work / store_name, mode).wait() == 0  # and the next run succeeds
+        assert _answers(work / store_name) == after[1]
