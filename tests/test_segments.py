@@ -101,6 +101,8 @@ def test_an_incremental_index_answers_exactly_like_a_fresh_one(tmp_path):
     assert len(data.segments) == 2  # one segment added, nothing rewritten
     assert data.total_rows > data.rows  # the superseded rows are still there, unread
     assert stats.reused_files == len(data.files) - 5  # three edited and two added files were read and chunked
+    reopened = load_store(store)
+    assert (stats.files_indexed, stats.total_chunks) == (len(reopened.files), len(reopened.chunks))
     fresh = tmp_path / "fresh.cce"
     _index(root, fresh, reuse=False)
     _assert_same_store(store, fresh)
@@ -268,3 +270,23 @@ def test_kill_9_leaves_the_old_store_or_the_new_one(tmp_path, mode):
         assert state in (before, after), f"round {round_number}: a mix of the old and the new store"
         assert _run(root, work / store_name, mode).wait() == 0  # and the next run succeeds
         assert _answers(work / store_name) == after[1]
+
+
+def test_the_gitignore_quick_check_agrees_with_pattern_by_pattern_matching():
+    """One combined regex per .gitignore decides only that no pattern matches; it must never disagree."""
+    import pathspec
+
+    from cce_core.indexing.walker import _any_pattern
+
+    lines = ["*.log", "/tmp/", "!keep.log", "node_modules", "doc/**/x", "a?b[ch].txt", "build/", "*.min.*",
+             "!important.min.js", "\\#odd", "logs/**", "**/cache", "[Dd]ebug/", "*~", "vendor/*.rb"]
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    quick = _any_pattern(spec)
+    assert quick is not None
+    rng = random.Random(7)
+    parts = ["a", "tmp", "doc", "x", "keep.log", "y.log", "node_modules", "abc.txt", "aXbh.txt", "build", "m.min.js",
+             "important.min.js", "#odd", "logs", "cache", "Debug", "f.rb~", "vendor", "z.rb", "src", "README.md"]
+    for _ in range(3000):
+        path = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4))) + rng.choice(["", "/"])
+        any_match = any(p.include is not None and p.match_file(path) is not None for p in spec.patterns)
+        assert (quick.match(path) is not None) == any_match, path

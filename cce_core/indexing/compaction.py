@@ -64,5 +64,5 @@ def compact_store(store: SegmentedStore, store_path: Path) -> SegmentedStore:
         name, sha, size = save_segment(parts, segments_dir(store_path))
     except OSError as exc:
         raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
-    commit_manifest(store_path, store.meta, [SegmentRef(name, sha, size, store.rows)])
+    commit_manifest(store_path, store.meta, [SegmentRef(name, sha, size, store.rows)], ordered=True)
     return load_store(store_path)

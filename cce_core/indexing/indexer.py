@@ -424,35 +424,95 @@ def index_directory(
     keep = _reusable(previous, meta)
     known = {f.path: f for f in previous.files} if previous is not None and keep else {}
 
-    unchanged: list[str] = []
-    restat: dict[str, tuple[int, int]] = {}
+    unchanged: set[str] = set()
     to_read: list[ListedFile] = []
     for listed in walked.listed:
         prior = known.get(listed.path)
         if prior is not None and prior.mtime_ns and (prior.size, prior.mtime_ns) == (listed.size, listed.mtime_ns):
-            unchanged.append(listed.path)
+            unchanged.add(listed.path)
         else:
             to_read.append(listed)
-    # Read what moved; a file whose bytes hash as before keeps its chunks (only its metadata is new).
-    fresh_files: list[WalkedFile] = []
-    now_ns = time.time_ns()
-    for listed in to_read:
-        wf = read_listed(walked, listed)
-        if wf is None:
-            continue
-        prior = known.get(wf.path)
-        if prior is not None and prior.sha256 == hashlib.sha256(wf.raw).hexdigest():
-            unchanged.append(wf.path)
-            if (prior.size, prior.mtime_ns) != (wf.size, _trusted_mtime(wf, now_ns)):
-                restat[wf.path] = (wf.size, _trusted_mtime(wf, now_ns))
-            continue
-        fresh_files.append(wf)
-    unchanged_set = set(unchanged)
-    removes = sorted(p for p in known if p not in unchanged_set)
+    listed_paths = {listed.path for listed in walked.listed}
+    # Paths that leave the store: gone from the tree now, or (found while reading) no longer indexable.
+    leaving = sorted(p for p in known if p not in listed_paths)
+    superseded = list(leaving)  # every kept path whose old chunks this run leaves behind
+    restat: dict[str, tuple[int, int]] = {}
+    new_files = new_chunks = 0
 
-    if previous is not None and keep and not fresh_files and not removes and not restat:
-        dim = previous.embedding_rows()[1]
-        if store_meta(host, embedder, protect_secrets, dim, profile) == previous.meta:
+    refs: list[SegmentRef] = list(previous.refs) if previous is not None and keep else []
+    fresh_store = not refs  # every segment written below is a path-ordered batch of a fresh index
+    directory = segments_dir(store_path)
+    dim = previous.embedding_rows()[1] if previous is not None and keep and previous.rows else 0
+    # Imports of every live file, for the graph: kept files from the store, the rest as they are chunked.
+    imports: dict[str, list[str]] = {p: known[p].imports for p in unchanged}
+    redactions: dict[str, int] = {}
+    total_files = len(to_read)
+    done_files = 0
+    pending: tuple[Batch, list[str]] | None = None  # a batch waiting to be written, with the paths it replaces
+
+    def report(done: int, _total: int) -> None:
+        if progress is not None:
+            progress(done_files + done, total_files)
+
+    def write(batch: Batch | None, replaced: list[str], edges: list[tuple[str, str]] | None) -> None:
+        # A changed file's old copy is removed by the segment holding its new one; paths that
+        # left the store and refreshed metadata ride along with whichever segment comes first.
+        nonlocal leaving, restat
+        parts = SegmentParts(batch.chunks if batch else [], batch.embeddings if batch else np.zeros((0, dim)),
+                             batch.files if batch else [], batch.bm25 if batch else build_bm25([]),
+                             sorted({*replaced, *leaving}), edges, restat or None)
+        leaving, restat = [], {}
+        try:
+            name, sha, size = save_segment(parts, directory)
+        except OSError as exc:
+            raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
+        refs.append(SegmentRef(name, sha, size, len(parts.chunks)))
+
+    # Read what moved, a batch of text at a time; a file whose bytes hash as before keeps its
+    # chunks (only its new metadata is recorded).
+    for listed_batch in _batches_of_listed(to_read):
+        now_ns = time.time_ns()
+        files: list[WalkedFile] = []
+        replaced: list[str] = []
+        for listed in listed_batch:
+            wf = read_listed(walked, listed)
+            prior = known.get(listed.path)
+            if wf is None:
+                if prior is not None:
+                    leaving.append(listed.path)
+                    superseded.append(listed.path)
+                continue
+            if prior is not None and prior.sha256 == hashlib.sha256(wf.raw).hexdigest():
+                unchanged.add(wf.path)
+                imports[wf.path] = prior.imports
+                if (prior.size, prior.mtime_ns) != (wf.size, _trusted_mtime(wf, now_ns)):
+                    restat[wf.path] = (wf.size, _trusted_mtime(wf, now_ns))
+                continue
+            files.append(wf)
+            if prior is not None:
+                replaced.append(wf.path)
+                superseded.append(wf.path)
+        if files:
+            batch = build_batch(host, embedder, files, redaction, report, dim)
+            for label, count in batch.redactions.items():
+                redactions[label] = redactions.get(label, 0) + count
+            for entry in batch.files:
+                imports[entry.path] = entry.imports
+            new_files += len(batch.files)
+            new_chunks += len(batch.chunks)
+            if batch.chunks:
+                width = int(batch.embeddings.shape[1])
+                if dim and width != dim:
+                    raise CceError("the previous store's vectors have another dimension; delete it and re-index")
+                dim = width
+            if pending is not None:
+                write(*pending, None)
+            pending = (batch, replaced)
+        done_files += len(listed_batch)
+
+    if previous is not None and keep and pending is None and not leaving and not restat:
+        current = store_meta(host, embedder, protect_secrets, previous.embedding_rows()[1], profile)
+        if current == previous.meta and len(refs) == len(previous.refs):
             # Nothing changed: a rebuild would answer exactly as the store we have.
             if compact and (len(previous.segments) > 1 or previous.total_rows != previous.rows):
                 from cce_core.indexing.compaction import compact_store
@@ -463,85 +523,44 @@ def index_directory(
             record_fingerprint(store_path, previous.meta)
             return previous, stats
 
-    refs: list[SegmentRef] = list(previous.refs) if previous is not None and keep else []
-    directory = segments_dir(store_path)
-    dim = previous.embedding_rows()[1] if previous is not None and keep and previous.rows else 0
-    # Imports of every live file, for the graph: kept files from the store, the rest as they are chunked.
-    imports: dict[str, list[str]] = {f.path: f.imports for f in known.values() if f.path in unchanged_set}
-    redactions: dict[str, int] = {}
-    new_chunks = 0
-    batches = _batches_of_files(fresh_files) if fresh_files else []
-    total_files = len(fresh_files)
-    done_files = 0
-    pending: Batch | None = None
-    pending_removes: list[str] = removes
-    pending_restat: dict[str, tuple[int, int]] | None = restat
-
-    def report(done: int, _total: int) -> None:
-        if progress is not None:
-            progress(done_files + done, total_files)
-
-    def write(batch: Batch | None, edges: list[tuple[str, str]] | None) -> None:
-        nonlocal pending_removes, pending_restat
-        parts = SegmentParts(batch.chunks if batch else [], batch.embeddings if batch else np.zeros((0, dim)),
-                             batch.files if batch else [], batch.bm25 if batch else build_bm25([]),
-                             pending_removes, edges, pending_restat)
-        pending_removes, pending_restat = [], None
-        try:
-            name, sha, size = save_segment(parts, directory)
-        except OSError as exc:
-            raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
-        refs.append(SegmentRef(name, sha, size, len(parts.chunks)))
-
-    for files in batches:
-        batch = build_batch(host, embedder, files, redaction, report, dim)
-        done_files += len(files)
-        for label, count in batch.redactions.items():
-            redactions[label] = redactions.get(label, 0) + count
-        for entry in batch.files:
-            imports[entry.path] = entry.imports
-        new_chunks += len(batch.chunks)
-        if batch.chunks:
-            width = int(batch.embeddings.shape[1])
-            if dim and width != dim:
-                raise CceError("the previous store's vectors have another dimension; delete it and re-index")
-            dim = width
-        if pending is not None:
-            write(pending, None)
-        pending = batch
     paths = sorted(imports)
     edges = build_edges({p: imports[p] for p in paths}, paths, _suffixes(host))
-    write(pending, edges)  # the last segment carries the import graph of the whole store
+    # The last segment carries the import graph of the whole store.
+    write(pending[0] if pending else None, pending[1] if pending else [], edges)
 
     dim = dim or int(embedder.dim or 0)
     final_meta = store_meta(host, embedder, protect_secrets, dim, profile)
-    store_bytes = commit_manifest(store_path, final_meta, refs)
+    store_bytes = commit_manifest(store_path, final_meta, refs, ordered=fresh_store)
     data = load_store(store_path)
-    dead = data.total_rows - data.rows
-    if compact or len(data.segments) > COMPACT_MAX_SEGMENTS or (data.total_rows and
-                                                                 dead > COMPACT_DEAD_SHARE * data.total_rows):
+    # Rows and dead rows by arithmetic: the new store's file tables need not be resolved here.
+    kept_before = previous if previous is not None and keep else None
+    gone = sum(known[p].chunk_count for p in superseded)
+    total_rows = (kept_before.total_rows if kept_before is not None else 0) + new_chunks
+    live_rows = (kept_before.rows - gone if kept_before is not None else 0) + new_chunks
+    dead = total_rows - live_rows
+    if compact or len(refs) > COMPACT_MAX_SEGMENTS or (total_rows and dead > COMPACT_DEAD_SHARE * total_rows):
         from cce_core.indexing.compaction import compact_store
 
         data = compact_store(data, store_path)
         store_bytes = data.size_bytes
     record_fingerprint(store_path, data.meta)  # after the store: a kill in between leaves a detectable drift
-    stats = _stats(walked, len(data.files), len(data.chunks), len(unchanged), started)
+    stats = _stats(walked, len(unchanged) + new_files, live_rows, len(unchanged), started)
     stats.store_bytes = store_bytes
     stats.redactions = dict(sorted(redactions.items()))
     return data, stats
 
 
-def _batches_of_files(files: list[WalkedFile]) -> list[list[WalkedFile]]:
+def _batches_of_listed(files: list[ListedFile]) -> list[list[ListedFile]]:
     """Consecutive runs of ``files`` (path order kept) of about ``BATCH_BYTES`` of text each."""
-    out: list[list[WalkedFile]] = []
-    current: list[WalkedFile] = []
+    out: list[list[ListedFile]] = []
+    current: list[ListedFile] = []
     size = 0
-    for wf in files:
-        if current and size + wf.size > BATCH_BYTES:
+    for listed in files:
+        if current and size + listed.size > BATCH_BYTES:
             out.append(current)
             current, size = [], 0
-        current.append(wf)
-        size += wf.size
+        current.append(listed)
+        size += listed.size
     if current:
         out.append(current)
     return out

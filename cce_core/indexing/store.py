@@ -25,7 +25,7 @@ import json
 import os
 import struct
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -131,8 +131,16 @@ class StoreData:
         return int(shape[0]), int(shape[1]) if len(shape) == 2 else 0
 
     @cached_property
-    def file_tokens(self) -> dict[str, int]:
+    def file_tokens(self) -> Mapping[str, int]:
         return {f.path: f.tokens for f in self.files}
+
+    @cached_property
+    def _file_spans(self) -> dict[str, tuple[int, int]]:
+        return {f.path: (f.first_chunk, f.first_chunk + f.chunk_count) for f in self.files}
+
+    def file_span(self, path: str) -> tuple[int, int] | None:
+        """(first, end) store positions of ``path``'s chunks, or None when it is not in the store."""
+        return self._file_spans.get(path)
 
     # -- what the ranking kernels read (a segmented store answers without building whole matrices) --
 
@@ -143,6 +151,19 @@ class StoreData:
     def vector_rows(self, rows: np.ndarray) -> np.ndarray:
         """The vectors of ``rows`` (chunk positions), as a dense float64 matrix."""
         return self.embeddings[rows]
+
+    def column_sums(self, dims: Sequence[int], weights: Sequence[float]) -> np.ndarray:
+        """Per chunk, ``sum(vector[j] * weight)`` over ``dims`` taken in the order given, from 0.0.
+
+        For a query vector whose other coordinates are zero this is the exact
+        left-to-right cosine (a zero coordinate adds an exact zero).
+        """
+        import numpy as np
+
+        values = np.zeros(self.embedding_rows()[0], dtype=np.float64)
+        for j, weight in zip(dims, weights, strict=True):
+            values += self.vector_column(j) * weight
+        return values
 
     @cached_property
     def bm25_source(self) -> Bm25Source:
@@ -173,9 +194,16 @@ class SegmentRef:
         return {"name": self.name, "sha256": self.sha256, "bytes": self.bytes, "rows": self.rows}
 
 
-def manifest_bytes(meta: dict[str, Any], segments: Sequence[SegmentRef], directory: str | None = None) -> bytes:
-    """The manifest file; ``directory`` names the segment folder when it is not the manifest's own."""
-    header: dict[str, Any] = {"format": FORMAT, "meta": meta, "segments": [s.as_json() for s in segments]}
+def manifest_bytes(meta: dict[str, Any], segments: Sequence[SegmentRef], directory: str | None = None,
+                   ordered: bool = False) -> bytes:
+    """The manifest file; ``directory`` names the segment folder when it is not the manifest's own.
+
+    ``ordered``: the segments' rows, one after another, are the store's rows
+    in path order with nothing superseded (what a fresh index and a compaction
+    write), so a reader need not resolve the file tables.
+    """
+    header: dict[str, Any] = {"format": FORMAT, "meta": meta, "ordered": ordered,
+                              "segments": [s.as_json() for s in segments]}
     if directory is not None:
         header["segments_dir"] = directory
     raw = json.dumps(header, ensure_ascii=False, sort_keys=True).encode("utf-8")
@@ -183,7 +211,7 @@ def manifest_bytes(meta: dict[str, Any], segments: Sequence[SegmentRef], directo
 
 
 def commit_manifest(store_path: Path, meta: dict[str, Any], segments: Sequence[SegmentRef],
-                    home: Path | None = None) -> int:
+                    home: Path | None = None, ordered: bool = False) -> int:
     """Atomically point ``store_path`` at ``segments`` (already written), then drop unnamed segment files.
 
     ``home`` is the store path whose segment directory the manifest names
@@ -191,7 +219,7 @@ def commit_manifest(store_path: Path, meta: dict[str, Any], segments: Sequence[S
     and renamed into place later names its final directory.
     """
     home = home or store_path
-    raw = manifest_bytes(meta, segments, None if home == store_path else segments_dir(home).name)
+    raw = manifest_bytes(meta, segments, None if home == store_path else segments_dir(home).name, ordered)
     try:
         atomic_write(store_path, raw)
     except OSError as exc:
@@ -222,7 +250,7 @@ def save_store(data: StoreData, path: Path, home: Path | None = None) -> int:
         name, sha, size = save_segment(store_parts(data), directory)
     except OSError as exc:
         raise CceError(f"could not write the store {path}: {exc.strerror or exc}") from exc
-    return commit_manifest(path, data.meta, [SegmentRef(name, sha, size, len(data.chunks))], home)
+    return commit_manifest(path, data.meta, [SegmentRef(name, sha, size, len(data.chunks))], home, ordered=True)
 
 
 # -- reading ---------------------------------------------------------------
@@ -305,6 +333,27 @@ class _LogicalIds(Sequence[str]):
         return self._per_segment[s][local]
 
 
+class _OrderedFileTokens(Mapping[str, int]):
+    """``file_tokens`` of an ordered store, read from the segments' binary file columns per lookup."""
+
+    def __init__(self, store: SegmentedStore) -> None:
+        self._store = store
+
+    def __getitem__(self, path: str) -> int:
+        for segment in self._store.segments:
+            pos = segment.file_paths().find(path)
+            if pos >= 0:
+                return int(segment.view("file_tokens")[pos])
+        raise KeyError(path)
+
+    def __iter__(self) -> Iterator[str]:
+        for segment in self._store.segments:
+            yield from segment.file_paths()
+
+    def __len__(self) -> int:
+        return sum(len(segment.file_paths()) for segment in self._store.segments)
+
+
 class _SegmentPostings(Bm25Source):
     """BM25 postings merged across segments on demand, dead chunks left out, in store positions."""
 
@@ -347,7 +396,7 @@ class SegmentedStore(StoreData):
     """
 
     def __init__(self, meta: dict[str, Any], segments: list[MappedSegment], refs: list[SegmentRef], path: Path,
-                 size: int) -> None:
+                 size: int, ordered: bool = False) -> None:
         # StoreData's generated __init__ is bypassed on purpose: the heavy fields are lazy here.
         self.meta = meta
         self.path = path
@@ -360,8 +409,35 @@ class SegmentedStore(StoreData):
             self.seg_base.append(total)
             total += segment.rows
         self.total_rows = total
+        self.dim = max((seg.dim for seg in segments), default=int(meta.get("embed_dim") or 0))
+        if any(seg.rows and seg.dim != self.dim for seg in segments):
+            raise CceError(f"the index at {path} is corrupt (segments of different vector widths) — "
+                           "re-run `cce index` to rebuild it")
+        # A manifest written by a fresh index or a compaction says its segments' rows are in
+        # store order with nothing superseded: then no file table needs reading to open it.
+        self.ordered = ordered
+        if ordered:
+            self.rows = total
+            self.identity = True
+            self._sources: list[tuple[int, int, int]] | None = None
+        # Otherwise the file tables are resolved on first use (see __getattr__): a writer that
+        # only needs the segment list does not pay for them.
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for attributes not set yet: the positions of an unordered store.
+        if name in ("rows", "identity", "_sources") and not self.__dict__.get("ordered", True):
+            self._resolve()
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    @cached_property
+    def chunks(self) -> _LogicalChunks:  # type: ignore[override]
+        return _LogicalChunks(self)
+
+    def _resolve(self) -> None:
+        """Apply the segments in order: the live files, their positions, and whether rows need reordering."""
         live: dict[str, tuple[int, FileEntry]] = {}
-        for s, segment in enumerate(segments):
+        for s, segment in enumerate(self.segments):
             for removed in segment.removes:
                 live.pop(removed, None)
             for restat_path, (size, mtime_ns) in segment.restat.items():
@@ -371,7 +447,7 @@ class SegmentedStore(StoreData):
                                                           entry.chunk_count, entry.imports, size, mtime_ns))
             for f in segment.files:
                 if f.first_chunk < 0 or f.chunk_count < 0 or f.first_chunk + f.chunk_count > segment.rows:
-                    raise CceError(f"the index at {path} is corrupt (a file's chunks lie outside its segment) — "
+                    raise CceError(f"the index at {self.path} is corrupt (a file's chunks lie outside its segment) — "
                                    "re-run `cce index` to rebuild it")
                 live[f.path] = (s, f)
         files: list[FileEntry] = []
@@ -386,18 +462,50 @@ class SegmentedStore(StoreData):
                 identity = False
             sources.append((s, f.first_chunk, f.chunk_count))
             running += f.chunk_count
-        if running != total:
+        if running != self.total_rows:
             identity = False
-        self.files = files
+        self.__dict__["files"] = files
         self.rows = running
         self.identity = identity
         self._sources = sources
-        self.edges = next((list(seg.edges) for seg in reversed(segments) if seg.edges is not None), [])
-        self.dim = max((seg.dim for seg in segments), default=int(meta.get("embed_dim") or 0))
-        if any(seg.rows and seg.dim != self.dim for seg in segments):
-            raise CceError(f"the index at {path} is corrupt (segments of different vector widths) — "
-                           "re-run `cce index` to rebuild it")
-        self.chunks = _LogicalChunks(self)
+
+    @cached_property
+    def files(self) -> list[FileEntry]:  # type: ignore[override]
+        """The live files in path order (for an ordered store: the segments' tables, one after another)."""
+        if not self.ordered:
+            self._resolve()
+            return self.__dict__["files"]
+        out: list[FileEntry] = []
+        for base, segment in zip(self.seg_base, self.segments, strict=True):
+            for f in segment.files:
+                out.append(FileEntry(f.path, f.sha256, f.tokens, base + f.first_chunk, f.chunk_count, f.imports,
+                                     f.size, f.mtime_ns))
+        return out
+
+    @cached_property
+    def edges(self) -> list[tuple[str, str]]:  # type: ignore[override]
+        """The import graph, as the newest segment that carries one recorded it."""
+        for segment in reversed(self.segments):
+            if segment.carries_edges():
+                return list(segment.edges or [])
+        return []
+
+    def file_span(self, path: str) -> tuple[int, int] | None:
+        """(first, end) store positions of ``path``'s chunks, or None when it is not in the store."""
+        if not self.ordered:
+            return super().file_span(path)
+        for base, segment in zip(self.seg_base, self.segments, strict=True):
+            pos = segment.file_paths().find(path)
+            if pos >= 0:
+                first = base + segment.view("file_first")[pos]
+                return first, first + segment.view("file_count")[pos]
+        return None
+
+    @cached_property
+    def file_tokens(self) -> Mapping[str, int]:  # type: ignore[override]
+        if not self.ordered:
+            return {f.path: f.tokens for f in self.files}
+        return _OrderedFileTokens(self)
 
     # -- positions ------------------------------------------------------------
 
@@ -406,7 +514,7 @@ class SegmentedStore(StoreData):
         """Store position → row in the concatenation of all segments."""
         import numpy as np
 
-        if self.identity:
+        if self.identity or self._sources is None:
             return np.arange(self.rows, dtype=np.int64)
         starts = np.fromiter((self.seg_base[s] + first for s, first, _n in self._sources), dtype=np.int64,
                              count=len(self._sources))
@@ -428,6 +536,8 @@ class SegmentedStore(StoreData):
     @cached_property
     def position_of_row(self) -> list[int]:
         """:attr:`inverse` as a plain list (for the plain-Python kernel): concatenated row → position or -1."""
+        if self._sources is None:  # ordered: every row is live and in place
+            return list(range(self.total_rows))
         positions = [-1] * self.total_rows
         running = 0
         for s, first, count in self._sources:
@@ -490,6 +600,35 @@ class SegmentedStore(StoreData):
         if not self.segments:
             return np.zeros(0, dtype=np.float64)
         return self._gather([seg.column(j) for seg in self.segments])
+
+    def column_sums(self, dims: Sequence[int], weights: Sequence[float]) -> np.ndarray:
+        """:meth:`StoreData.column_sums`, touching only the stored (non-zero) cells of sparse segments.
+
+        Each row's terms are added in the order of ``dims``, as in the dense
+        form, and a cell a sparse segment does not store would add an exact
+        zero, so the values are bit-identical.
+        """
+        import numpy as np
+
+        values = np.zeros(self.total_rows, dtype=np.float64)
+        for base, segment in zip(self.seg_base, self.segments, strict=True):
+            if not segment.rows:
+                continue
+            if segment.sparse:
+                ptr = segment.view("csc_ptr")
+                row_ids = segment.array("csc_row")
+                cells = segment.array("csc_val")
+                target = values[base : base + segment.rows]
+                for j, weight in zip(dims, weights, strict=True):
+                    if j < segment.dim:
+                        lo, hi = ptr[j], ptr[j + 1]
+                        target[row_ids[lo:hi]] += cells[lo:hi] * weight
+            else:
+                dense = segment.dense_matrix()
+                for j, weight in zip(dims, weights, strict=True):
+                    if j < segment.dim:
+                        values[base : base + segment.rows] += dense[:, j] * weight
+        return values if self.identity else values[self.perm]
 
     def vector_rows(self, rows: np.ndarray) -> np.ndarray:
         import numpy as np
@@ -579,8 +718,8 @@ def merged_bm25(store: SegmentedStore) -> Bm25Arrays:
     return Bm25Arrays(union, ptr, docs[order].astype(np.int32), tfs[order].astype(np.int32), store.doc_len)
 
 
-def open_segments(path: Path) -> tuple[dict[str, Any], list[MappedSegment], list[SegmentRef], int]:
-    """The manifest's metadata, its mapped segments, their references and the store's total size."""
+def open_segments(path: Path) -> tuple[dict[str, Any], list[MappedSegment], list[SegmentRef], int, bool]:
+    """The manifest's metadata, its mapped segments, their references, the store's size and its order flag."""
     header = _read_manifest(path)
     named = str(header.get("segments_dir") or segments_dir(path).name)
     if "/" in named or "\\" in named or named in (".", ".."):
@@ -596,7 +735,7 @@ def open_segments(path: Path) -> tuple[dict[str, Any], list[MappedSegment], list
             raise ValueError(f"segment {ref.name} does not match the manifest")
         segments.append(segment)
     size = path.stat().st_size + sum(r.bytes for r in refs)
-    return dict(header.get("meta", {})), segments, refs, size
+    return dict(header.get("meta", {})), segments, refs, size, header.get("ordered") is True
 
 
 def load_store(path: str | os.PathLike[str]) -> SegmentedStore:
@@ -605,8 +744,8 @@ def load_store(path: str | os.PathLike[str]) -> SegmentedStore:
         raise CceError(f"no index at {p} — run `cce index <dir>` first")
     for attempt in range(_OPEN_ATTEMPTS):
         try:
-            meta, segments, refs, size = open_segments(p)
-            return SegmentedStore(meta, segments, refs, p, size)
+            meta, segments, refs, size, ordered = open_segments(p)
+            return SegmentedStore(meta, segments, refs, p, size, ordered)
         except CceError as exc:
             # A segment removed between reading the manifest and opening it: a writer committed
             # a newer manifest meanwhile; read that one.

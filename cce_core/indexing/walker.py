@@ -18,6 +18,7 @@ reaches Python's recursion limit.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -150,7 +151,11 @@ class _IgnoreRules:
 
     def __init__(self) -> None:
         self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+        # Per base, one regex that matches when any of its patterns does: most paths match
+        # none, and then the pattern-by-pattern check (which decides the verdict) is skipped.
+        self._any: dict[str, re.Pattern[str] | None] = {}
         self._order: list[str] = []  # bases, shallow first
+        self._bases_of: dict[str, list[str]] = {}  # parent directory -> the bases that apply
 
     def load(self, abs_dir: str, rel_dir: str) -> None:
         try:
@@ -161,7 +166,17 @@ class _IgnoreRules:
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
         if spec.patterns:
             self._specs[rel_dir] = spec
+            self._any[rel_dir] = _any_pattern(spec)
             self._order = sorted(self._specs, key=lambda b: (b.count("/") + (b != ""), b))
+            self._bases_of.clear()
+
+    def _bases(self, rel_path: str) -> list[str]:
+        """The bases whose .gitignore applies to ``rel_path``, shallow first (cached per parent directory)."""
+        parent = rel_path.rpartition("/")[0]
+        bases = self._bases_of.get(parent)
+        if bases is None:
+            bases = self._bases_of[parent] = [b for b in self._order if not b or rel_path.startswith(b + "/")]
+        return bases
 
     def ignored(self, rel_path: str, is_dir: bool) -> bool:
         if not self._specs:
@@ -169,14 +184,34 @@ class _IgnoreRules:
         verdict: bool | None = None
         # Deeper .gitignore files override shallower ones; only the bases that are
         # ancestors of the path are consulted (cost independent of the path's depth).
-        for base in self._order:
-            if base and not rel_path.startswith(base + "/"):
-                continue
+        for base in self._bases(rel_path):
             sub = (rel_path[len(base) + 1 :] if base else rel_path) + ("/" if is_dir else "")
+            quick = self._any[base]
+            if quick is not None and quick.match(sub) is None:
+                continue  # no pattern of this file matches: it gives no verdict
             result = self._specs[base].check_file(sub)
             if result.include is not None:
                 verdict = result.include
         return bool(verdict)
+
+
+def _any_pattern(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
+    """One regex matching exactly the paths some pattern of ``spec`` matches (None: cannot be built)."""
+    parts = []
+    for pattern in spec.patterns:
+        if pattern.include is None:
+            continue
+        regex = getattr(pattern, "regex", None)
+        if not isinstance(regex, re.Pattern):
+            return None
+        # Named groups would clash across the alternation; none is read here.
+        parts.append("(?:" + re.sub(r"\(\?P<[^>]+>", "(?:", regex.pattern) + ")")
+    if not parts:
+        return None
+    try:
+        return re.compile("|".join(parts))
+    except re.error:
+        return None
 
 
 def rust_extension(name: str) -> str | None:

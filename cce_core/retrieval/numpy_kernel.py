@@ -89,6 +89,12 @@ class _MatrixVectors:
     def vector_rows(self, rows: np.ndarray) -> np.ndarray:
         return self.embeddings[rows]
 
+    def column_sums(self, dims: Sequence[int], weights: Sequence[float]) -> np.ndarray:
+        values = np.zeros(self.embeddings.shape[0], dtype=np.float64)
+        for j, weight in zip(dims, weights, strict=True):
+            values += self.embeddings[:, j] * weight
+        return values
+
 
 class ExactCosines:
     """Cosines of one query against every chunk, exact where it matters.
@@ -120,10 +126,8 @@ class ExactCosines:
             # A zero coordinate adds an exact zero to the running sum, so the
             # left-to-right sum over the non-zero coordinates alone is the exact
             # cosine: a hash-embedded query touches only a handful of columns.
-            values = np.zeros(n, dtype=np.float64)
-            for j in nonzero.tolist():
-                values += source.vector_column(j) * vector[j]
-            self.values = values
+            dims = nonzero.tolist()
+            self.values = source.column_sums(dims, [vector[j] for j in dims])
             self.exact = np.ones(n, dtype=bool)
             return
         matrix = source.embeddings
@@ -162,17 +166,34 @@ class ExactCosines:
         n = self.values.shape[0]
         if n == 0 or limit <= 0:
             return np.zeros(0, dtype=np.int64)
-        approx_keys = score_keys(self.values)
-        if limit < n:
-            threshold = np.partition(approx_keys, n - limit)[n - limit]
-            pool = np.nonzero(approx_keys >= threshold - 2)[0]
-        else:
-            pool = np.arange(n, dtype=np.int64)
+        pool = _candidate_pool(self.values, limit, margin=2)
         self.ensure(pool)
         keys = score_keys(self.values[pool])
         ties = tie_ranks[pool] if tie_ranks is not None else self.pool_ties(pool)
         order = pool[np.lexsort((ties, -keys))]
         return order[:limit]
+
+
+def _candidate_pool(values: np.ndarray, limit: int, margin: int) -> np.ndarray:
+    """Positions whose key may reach the ``limit``-th best key (within ``margin`` key steps), ascending.
+
+    Most chunks of a large store score exactly 0 for a given query; when
+    ``limit`` positive values exist, only they are keyed and partitioned — a
+    value that is not positive has a key of at most 0, below any positive
+    threshold minus the margin, so the pool is the same as over every chunk.
+    """
+    n = values.shape[0]
+    if limit >= n:
+        return np.arange(n, dtype=np.int64)
+    positive = np.flatnonzero(values > 0.0)
+    if positive.size >= limit:
+        keys = score_keys(values[positive])
+        threshold = np.partition(keys, keys.size - limit)[keys.size - limit]
+        if threshold - margin > 0:
+            return positive[keys >= threshold - margin]
+    keys = score_keys(values)
+    threshold = np.partition(keys, n - limit)[n - limit]
+    return np.nonzero(keys >= threshold - margin)[0]
 
 
 def top_by_key(keys: np.ndarray, ids: Sequence[str], limit: int) -> np.ndarray:
@@ -203,9 +224,11 @@ class NumpyKernel:
 
     def bm25_top(self, unique_query: list[str], limit: int) -> list[int]:
         """Chunks with a positive BM25 key, best first (ties by chunk id), at most ``limit``."""
-        keys = score_keys(bm25_scores(self.store.bm25_source, unique_query))
-        positive = np.nonzero(keys > 0)[0]
-        return positive[top_by_key(keys[positive], _Subset(self.store.chunk_ids, positive), limit)].tolist()
+        scores = bm25_scores(self.store.bm25_source, unique_query)
+        scored = np.flatnonzero(scores > 0.0)  # only these can have a positive key
+        keys = score_keys(scores[scored])
+        positive = scored[keys > 0]
+        return positive[top_by_key(keys[keys > 0], _Subset(self.store.chunk_ids, positive), limit)].tolist()
 
 
 class _Subset(Sequence[str]):

@@ -20,7 +20,7 @@ from cce_core.foundation.textrules import UNICODE_WHITESPACE_CLASS, score_key, t
 from cce_core.hookspecs import Embedder
 from cce_core.indexing.bm25 import unique_in_order
 from cce_core.indexing.chunker import Chunk
-from cce_core.indexing.graph import neighbours
+from cce_core.indexing.graph import neighbours, neighbours_of
 from cce_core.indexing.store import StoreData
 
 RRF_K = 60.0
@@ -128,6 +128,7 @@ class Searcher:
         self.kernel_choice = kernel
         self._kernels: dict[str, Kernel] = {}
         self.last_kernel = ""
+        self._graph_asks = 0
 
     def _kernel(self, name: str) -> Kernel:
         kernel = self._kernels.get(name)
@@ -169,9 +170,13 @@ class Searcher:
     def _neighbours(self) -> dict[str, list[str]]:
         return neighbours(self.store.edges)
 
-    @cached_property
-    def _file_chunk_span(self) -> dict[str, tuple[int, int]]:
-        return {f.path: (f.first_chunk, f.first_chunk + f.chunk_count) for f in self.store.files}
+    def _neighbours_of(self, files: list[str]) -> dict[str, list[str]]:
+        """Each file's graph neighbours: from the whole map once built, else one pass over the edges
+        (a one-shot search asks about three files and should not index the whole graph)."""
+        self._graph_asks += 1
+        if "_neighbours" in self.__dict__ or self._graph_asks > 1:  # a resident searcher: build the map once
+            return {f: self._neighbours.get(f, []) for f in files}
+        return neighbours_of(self.store.edges, files)
 
     def search(self, query: str, top_k: int = DEFAULT_TOP_K, graph: bool = True) -> list[SearchResult]:
         store = self.store
@@ -261,14 +266,15 @@ class Searcher:
         top_files = list(dict.fromkeys(chunks[idx].file_path for idx, _ in ranked[:3]))
         result_files = {chunks[idx].file_path for idx, _ in ranked}
         bonus_files: list[str] = []
+        adjacent = self._neighbours_of(top_files)
         for f in top_files:
-            for nb in self._neighbours.get(f, []):
+            for nb in adjacent.get(f, []):
                 if nb not in result_files and nb not in bonus_files:
                     bonus_files.append(nb)
         existing = {(chunks[idx].file_path, chunks[idx].start_line, chunks[idx].end_line) for idx, _ in ranked}
         out = list(ranked)
         for nb in bonus_files[:GRAPH_MAX_BONUS_FILES]:
-            lo, hi = self._file_chunk_span.get(nb, (0, 0))
+            lo, hi = self.store.file_span(nb) or (0, 0)
             self.append_bonus(out, existing, range(lo, hi), GRAPH_BONUS_CHUNKS_PER_FILE, cosines)
         return out
 
