@@ -103,8 +103,12 @@ def copy_tree(src: Path, dst: Path) -> Path:
 
 
 def store_bytes(store_path: Path) -> bytes:
-    """Every byte a store keeps on disk: its manifest, then each segment it names, in order."""
+    """Every byte a store keeps on disk — its manifest, then each segment it names — followed by the
+    segments' chunk texts decompressed (they are stored zlib-compressed), so a search for a leaked
+    value in the result cannot miss one."""
     from cce_core.indexing.store import load_store
 
     data = load_store(store_path)
-    return store_path.read_bytes() + b"".join(segment.path.read_bytes() for segment in data.segments)
+    raw = store_path.read_bytes() + b"".join(segment.path.read_bytes() for segment in data.segments)
+    texts = "".join(text for segment in data.segments for text in segment.contents())
+    return raw + texts.encode("utf-8")

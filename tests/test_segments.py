@@ -290,3 +290,17 @@ def test_the_gitignore_quick_check_agrees_with_pattern_by_pattern_matching():
         path = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4))) + rng.choice(["", "/"])
         any_match = any(p.include is not None and p.match_file(path) is not None for p in spec.patterns)
         assert (quick.match(path) is not None) == any_match, path
+
+
+def test_graph_neighbours_read_from_the_mapped_segment_equal_the_whole_map(tmp_path):
+    from cce_core.indexing.graph import neighbours
+
+    root = _corpus(tmp_path)
+    store = tmp_path / "s.cce"
+    _index(root, store)
+    data = load_store(store)
+    whole = neighbours(data.edges)
+    assert whole  # the corpus has imports between its files
+    paths = [f.path for f in data.files]
+    assert data.neighbours_of(paths) == {p: whole[p] for p in paths if p in whole}
+    assert data.neighbours_of(["not/a/file.py"]) == {}

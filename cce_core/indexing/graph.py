@@ -8,7 +8,7 @@ the suffixes the packs declare. Edges never point at their own file.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 def _stem(path: str) -> str:
@@ -75,7 +75,7 @@ def neighbours(edges: list[tuple[str, str]]) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def neighbours_of(edges: list[tuple[str, str]], files: Iterable[str]) -> dict[str, list[str]]:
+def neighbours_of(edges: Sequence[Sequence[str]], files: Iterable[str]) -> dict[str, list[str]]:
     """:func:`neighbours` of a few ``files`` only, in one pass over the edges."""
     wanted = set(files)
     out: dict[str, set[str]] = {f: set() for f in wanted}

@@ -142,6 +142,12 @@ class StoreData:
         """(first, end) store positions of ``path``'s chunks, or None when it is not in the store."""
         return self._file_spans.get(path)
 
+    def neighbours_of(self, files: list[str]) -> dict[str, list[str]]:
+        """Each of ``files``' graph neighbours (files it imports or is imported by), sorted."""
+        from cce_core.indexing.graph import neighbours_of
+
+        return neighbours_of(self.edges, files)
+
     # -- what the ranking kernels read (a segmented store answers without building whole matrices) --
 
     def vector_column(self, j: int) -> np.ndarray:
@@ -489,6 +495,13 @@ class SegmentedStore(StoreData):
             if segment.carries_edges():
                 return list(segment.edges or [])
         return []
+
+    def neighbours_of(self, files: list[str]) -> dict[str, list[str]]:
+        """Graph neighbours of a few files, by bisection in the mapped graph (nothing parsed)."""
+        for segment in reversed(self.segments):
+            if segment.carries_edges():
+                return segment.neighbours_of(files)
+        return {}
 
     def file_span(self, path: str) -> tuple[int, int] | None:
         """(first, end) store positions of ``path``'s chunks, or None when it is not in the store."""

@@ -20,7 +20,7 @@ from cce_core.foundation.textrules import UNICODE_WHITESPACE_CLASS, score_key, t
 from cce_core.hookspecs import Embedder
 from cce_core.indexing.bm25 import unique_in_order
 from cce_core.indexing.chunker import Chunk
-from cce_core.indexing.graph import neighbours, neighbours_of
+from cce_core.indexing.graph import neighbours
 from cce_core.indexing.store import StoreData
 
 RRF_K = 60.0
@@ -176,7 +176,7 @@ class Searcher:
         self._graph_asks += 1
         if "_neighbours" in self.__dict__ or self._graph_asks > 1:  # a resident searcher: build the map once
             return {f: self._neighbours.get(f, []) for f in files}
-        return neighbours_of(self.store.edges, files)
+        return self.store.neighbours_of(files)
 
     def search(self, query: str, top_k: int = DEFAULT_TOP_K, graph: bool = True) -> list[SearchResult]:
         store = self.store
