@@ -304,3 +304,24 @@ def test_graph_neighbours_read_from_the_mapped_segment_equal_the_whole_map(tmp_p
     paths = [f.path for f in data.files]
     assert data.neighbours_of(paths) == {p: whole[p] for p in paths if p in whole}
     assert data.neighbours_of(["not/a/file.py"]) == {}
+
+
+def test_an_edit_that_keeps_every_import_reuses_the_graph(tmp_path):
+    root = _corpus(tmp_path)
+    store = tmp_path / "s.cce"
+    _index(root, store)
+    target = root / "indexing" / "bm25.py"
+    target.write_text(target.read_text(encoding="utf-8") + "\n\ndef another_helper():\n    return 1\n",
+                      encoding="utf-8")
+    data, _stats = _index(root, store)
+    assert len(data.segments) == 2 and not data.segments[-1].carries_edges()  # the first segment's graph holds
+    fresh = tmp_path / "fresh.cce"
+    _index(root, fresh, reuse=False)
+    assert load_store(store).edges == load_store(fresh).edges
+    _assert_same_store(store, fresh)
+    # An edit that changes an import rebuilds the graph.
+    target.write_text("import indexing.graph\n" + target.read_text(encoding="utf-8"), encoding="utf-8")
+    data, _stats = _index(root, store)
+    assert data.segments[-1].carries_edges()
+    _index(root, fresh, reuse=False)
+    assert load_store(store).edges == load_store(fresh).edges

@@ -523,9 +523,14 @@ def index_directory(
             record_fingerprint(store_path, previous.meta)
             return previous, stats
 
-    paths = sorted(imports)
-    edges = build_edges({p: imports[p] for p in paths}, paths, _suffixes(host))
-    # The last segment carries the import graph of the whole store.
+    # The graph depends only on the set of paths and each file's imports: when neither moved
+    # (the usual edit), the graph an older segment carries still holds and is not rebuilt.
+    same_graph = bool(known) and set(imports) == set(known) and all(imports[p] == known[p].imports for p in known)
+    edges = None
+    if not same_graph:
+        paths = sorted(imports)
+        edges = build_edges({p: imports[p] for p in paths}, paths, _suffixes(host))
+    # The last segment carries the import graph of the whole store (when it changed).
     write(pending[0] if pending else None, pending[1] if pending else [], edges)
 
     dim = dim or int(embedder.dim or 0)
