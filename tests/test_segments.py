@@ -325,3 +325,24 @@ def test_an_edit_that_keeps_every_import_reuses_the_graph(tmp_path):
     assert data.segments[-1].carries_edges()
     _index(root, fresh, reuse=False)
     assert load_store(store).edges == load_store(fresh).edges
+
+
+def test_a_compaction_rewrites_in_the_batches_a_fresh_index_writes(tmp_path, monkeypatch):
+    """Memory stays bounded by a batch: compaction writes the same path-ordered batches as a fresh index."""
+    from cce_core.indexing.compaction import compact_store
+
+    root = _corpus(tmp_path)
+    monkeypatch.setattr(indexer_module, "BATCH_BYTES", 8192)
+    store = tmp_path / "s.cce"
+    monkeypatch.setattr(indexer_module, "BATCH_BYTES", 1 << 30)
+    _index(root, store)  # one segment ...
+    _edit(root)
+    _age(root)
+    _index(root, store)  # ... plus the edits
+    monkeypatch.setattr(indexer_module, "BATCH_BYTES", 8192)
+    rebuilt = tmp_path / "rebuilt.cce"
+    _index(root, rebuilt, reuse=False)
+    compacted = compact_store(load_store(store), store, batch_bytes=8192)
+    assert len(compacted.segments) > 5 and compacted.ordered
+    assert [r.name for r in compacted.refs] == [r.name for r in load_store(rebuilt).refs]
+    _assert_same_store(store, rebuilt)

@@ -80,7 +80,7 @@ def index_one(directory: Path, store_path: Path, host: PluginHost, embedder: Emb
               compact: bool = False) -> tuple[StoreData, IndexStats]:
     """Build and save one store with a progress bar, then log its index event.
 
-    ``reuse=False`` rebuilds every file; ``compact`` rewrites the store as one segment.
+    ``reuse=False`` rebuilds every file; ``compact`` rewrites the store as fresh segments.
     """
     with progress_bar(label) as progress:
         data, stats = index_directory(directory, store_path, host, embedder, protect_secrets=protect_secrets,

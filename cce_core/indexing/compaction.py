@@ -1,15 +1,17 @@
-"""Rewrite a store's live rows as one segment: what a long series of re-indexes needs now and then.
+"""Rewrite a store's live rows as fresh segments: what a long series of re-indexes needs now and then.
 
 Every re-index adds a segment and leaves the rows it superseded in older
 ones. Reading stays exact whatever their number, but superseded rows cost
-disk and each segment adds a little to every query. Compaction writes the
-live rows, in store order, as a single segment — byte for byte the segment a
-fresh index of the same files in one batch would write — and then points the
-manifest at it; the old segments are removed only after that switch, so a
-killed compaction leaves the previous store as it was.
+disk and each segment adds a little to every query. Compaction rewrites the
+live files, in path order, in batches of about as much text as a fresh index
+puts in one segment — so its memory is bounded by a batch, not by the store,
+and its segments are byte for byte those a fresh index of the same files
+writes. The manifest is switched to them in one atomic step and the old
+segments are removed only after that, so a killed compaction leaves the
+previous store as it was.
 
-Sparse vectors are merged column by column from the segments' own arrays,
-without building the dense matrix.
+Nothing is parsed or embedded again: chunks and vectors are copied from the
+old segments; only the BM25 postings are rebuilt, from the chunk texts.
 """
 
 from __future__ import annotations
@@ -19,50 +21,60 @@ from pathlib import Path
 import numpy as np
 
 from cce_core.foundation.errors import CceError
-from cce_core.indexing.segment import SegmentParts, save_segment
+from cce_core.foundation.textrules import tokenize_bytes
+from cce_core.indexing.bm25 import build_bm25
+from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.segment import BATCH_BYTES, FileEntry, SegmentParts, save_segment
 from cce_core.indexing.store import SegmentedStore, SegmentRef, commit_manifest, load_store, segments_dir
 
 
-def merged_sparse_vectors(store: SegmentedStore) -> tuple[str, list[tuple[str, bytes | memoryview, str]]] | None:
-    """The CSC sections of the store's live rows, when every segment keeps its vectors sparse."""
-    populated = [(s, seg) for s, seg in enumerate(store.segments) if seg.rows]
-    if not populated or not all(seg.sparse for _s, seg in populated):
-        return None
-    dim = store.dim
-    cols: list[np.ndarray] = []
-    rows: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    for s, seg in populated:
-        ptr = seg.array("csc_ptr")
-        col_of = np.repeat(np.arange(dim, dtype=np.int64), np.diff(ptr))
-        logical = store.logical_rows(s, seg.array("csc_row").astype(np.int64))
-        keep = logical >= 0
-        cols.append(col_of[keep])
-        rows.append(logical[keep])
-        vals.append(seg.array("csc_val")[keep])
-    col = np.concatenate(cols)
-    row = np.concatenate(rows)
-    val = np.concatenate(vals)
-    if col.size > 0.25 * store.rows * dim:
-        return None  # denser than the sparse layout is for: written dense, as a fresh index would
-    order = np.lexsort((row, col))
-    ptr_out = np.zeros(dim + 1, dtype="<i8")
-    np.cumsum(np.bincount(col, minlength=dim), out=ptr_out[1:])
-    return "sparse", [("csc_ptr", ptr_out.tobytes(), "<i8"),
-                      ("csc_row", row[order].astype("<i4").tobytes(), "<i4"),
-                      ("csc_val", np.ascontiguousarray(val[order], dtype="<f8").tobytes(), "<f8")]
+def _file_batches(files: list[FileEntry], limit: int) -> list[list[FileEntry]]:
+    """Consecutive runs of ``files`` of about ``limit`` source bytes each (a fresh index's batching)."""
+    out: list[list[FileEntry]] = []
+    current: list[FileEntry] = []
+    size = 0
+    for entry in files:
+        weight = entry.size or entry.tokens * 4  # a pulled store records no sizes: its token estimate stands in
+        if current and size + weight > limit:
+            out.append(current)
+            current, size = [], 0
+        current.append(entry)
+        size += weight
+    if current:
+        out.append(current)
+    return out
 
 
-def compact_store(store: SegmentedStore, store_path: Path) -> SegmentedStore:
-    """Write ``store``'s live rows as one segment, switch the manifest to it, and return the new store."""
-    vectors = merged_sparse_vectors(store)
-    embeddings = store.embeddings if vectors is None else np.zeros((store.rows, store.dim), dtype=np.float64)[:0]
-    parts = SegmentParts(store.chunks, embeddings, store.files, store.bm25, [], list(store.edges), None, vectors)
-    if vectors is None and store.rows == 0:
-        parts.vectors = ("dense", [("vectors", b"", "<f8")])
+def _batch_parts(store: SegmentedStore, files: list[FileEntry], edges: list[tuple[str, str]] | None) -> SegmentParts:
+    """One batch of live files, with their chunks and vectors copied and their postings rebuilt."""
+    rows: list[int] = []
+    entries: list[FileEntry] = []
+    for entry in files:
+        entries.append(FileEntry(entry.path, entry.sha256, entry.tokens, len(rows), entry.chunk_count,
+                                 list(entry.imports), entry.size, entry.mtime_ns))
+        rows.extend(range(entry.first_chunk, entry.first_chunk + entry.chunk_count))
+    chunks: list[Chunk] = []
+    for row in rows:  # built straight from the segment, not kept in the store's chunk cache
+        segment, local = store.locate(row)
+        chunks.append(segment.chunk(local))
+    positions = np.asarray(rows, dtype=np.int64)
+    embeddings = store.vector_rows(positions) if rows else np.zeros((0, store.dim), dtype=np.float64)
+    bm25 = build_bm25([tokenize_bytes(c.content.encode("utf-8")) for c in chunks])
+    return SegmentParts(chunks, embeddings, entries, bm25, [], edges)
+
+
+def compact_store(store: SegmentedStore, store_path: Path, batch_bytes: int = BATCH_BYTES) -> SegmentedStore:
+    """Rewrite ``store``'s live files as path-ordered batches, switch the manifest to them, return the new store."""
+    directory = segments_dir(store_path)
+    batches = _file_batches(list(store.files), batch_bytes) or [[]]
+    edges = list(store.edges)
+    refs: list[SegmentRef] = []
     try:
-        name, sha, size = save_segment(parts, segments_dir(store_path))
+        for n, files in enumerate(batches):
+            parts = _batch_parts(store, files, edges if n == len(batches) - 1 else None)
+            name, sha, size = save_segment(parts, directory)
+            refs.append(SegmentRef(name, sha, size, len(parts.chunks)))
     except OSError as exc:
         raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
-    commit_manifest(store_path, store.meta, [SegmentRef(name, sha, size, store.rows)], ordered=True)
+    commit_manifest(store_path, store.meta, refs, ordered=True)
     return load_store(store_path)

@@ -31,7 +31,7 @@ from cce_core.indexing.chunker import Chunk, Chunker
 from cce_core.indexing.fingerprint import disowns, record_fingerprint
 from cce_core.indexing.graph import build_edges
 from cce_core.indexing.redactor import DEFAULT_PROFILE, scrub
-from cce_core.indexing.segment import Bm25Arrays, SegmentParts, save_segment
+from cce_core.indexing.segment import BATCH_BYTES, Bm25Arrays, SegmentParts, save_segment
 from cce_core.indexing.store import (
     FileEntry,
     SegmentedStore,
@@ -99,9 +99,6 @@ def _reusable(previous: StoreData | None, meta: dict[str, object]) -> bool:
     return all(previous.meta.get(k) == meta[k] for k in keys)
 
 
-# A fresh index goes to disk in batches of about this much text, so memory is bounded by
-# a batch, not by the corpus.
-BATCH_BYTES = 16 << 20
 # A file modified this recently is not trusted by its metadata next time (its clock tick
 # may still hold another write): its size and time are recorded as unknown.
 RACY_WINDOW_NS = 2_000_000_000
@@ -382,7 +379,7 @@ def _embed(embedder: Embedder, texts: list[str], rows: list[int], tids: TokenIds
     return np.vstack(parts)
 
 
-# A store is compacted into one segment when superseded rows pass this share, or when
+# A store is compacted (rewritten as fresh batches) when superseded rows pass this share, or when
 # it holds more segments than this.
 COMPACT_DEAD_SHARE = 0.3
 COMPACT_MAX_SEGMENTS = 64
@@ -406,7 +403,7 @@ def index_directory(
     match the store's record is kept without being read, one whose bytes still
     hash the same is kept too. Changed, new and deleted files become one new
     segment (a fresh index: one segment per batch of text). ``compact`` (or a
-    store grown past the thresholds) rewrites the live rows as one segment.
+    store grown past the thresholds) rewrites the live files as fresh path-ordered batches.
     """
     started = time.perf_counter()
     previous: SegmentedStore | None = None

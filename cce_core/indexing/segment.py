@@ -39,6 +39,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 SEGMENT_MAGIC = b"CCEPYSG\x01"
 SEGMENT_FORMAT = "cce-python-segment/1"
 _ALIGN = 8
+# A fresh index (and a compaction) writes a segment per batch of about this much source
+# text, so memory follows a batch, not the corpus.
+BATCH_BYTES = 16 << 20
 # Stored column-wise sparse when at most this share of the vector cells is non-zero.
 SPARSE_MAX_DENSITY = 0.25
 # Chunk texts are zlib-compressed in blocks of this many chunks. Nested chunks (a class and

@@ -168,15 +168,32 @@ class _IgnoreRules:
             self._specs[rel_dir] = spec
             self._any[rel_dir] = _any_pattern(spec)
             self._order = sorted(self._specs, key=lambda b: (b.count("/") + (b != ""), b))
-            self._bases_of.clear()
+            # A directory's .gitignore is read on entering it, before anything below it is
+            # checked; drop any answer cached for it or beneath it all the same.
+            for key in [k for k in self._bases_of if k == rel_dir or k.startswith(rel_dir + "/")]:
+                del self._bases_of[key]
+
+    def _bases_of_dir(self, directory: str) -> list[str]:
+        """The bases whose .gitignore applies to paths in ``directory``, shallow first.
+
+        A directory's list is its parent's plus itself when it has a .gitignore,
+        so each directory costs one step however many .gitignore files the tree
+        holds (the walk is top-down, so the parent's list is usually cached).
+        """
+        chain: list[str] = []
+        current: str | None = directory
+        while current is not None and current not in self._bases_of:
+            chain.append(current)
+            current = None if current == "" else current.rpartition("/")[0]
+        bases = self._bases_of[current] if current is not None else []
+        for d in reversed(chain):
+            bases = [*bases, d] if d in self._specs else bases
+            self._bases_of[d] = bases
+        return bases
 
     def _bases(self, rel_path: str) -> list[str]:
-        """The bases whose .gitignore applies to ``rel_path``, shallow first (cached per parent directory)."""
-        parent = rel_path.rpartition("/")[0]
-        bases = self._bases_of.get(parent)
-        if bases is None:
-            bases = self._bases_of[parent] = [b for b in self._order if not b or rel_path.startswith(b + "/")]
-        return bases
+        """The bases whose .gitignore applies to ``rel_path``, shallow first."""
+        return self._bases_of_dir(rel_path.rpartition("/")[0])
 
     def ignored(self, rel_path: str, is_dir: bool) -> bool:
         if not self._specs:

@@ -50,7 +50,7 @@ def index(
                                            "they are saved (one line per pass; Ctrl-C stops).")
     ] = False,
     compact: Annotated[
-        bool, typer.Option("--compact", help="Also rewrite the store as one segment, dropping the rows that "
+        bool, typer.Option("--compact", help="Also rewrite the store as fresh segments, dropping the rows that "
                                              "re-indexes superseded (a later run does it on its own past a "
                                              "threshold).")
     ] = False,
