@@ -267,7 +267,30 @@ def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
 # -- reading ---------------------------------------------------------------
 
 
-class BlobStrings(Sequence[str]):
+class LazyStrings(Sequence[str]):
+    """A sequence of strings made on demand by ``_item``; slices and negative indices are handled here."""
+
+    def __len__(self) -> int:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _item(self, index: int) -> str:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self._item(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._item(index)
+
+
+class BlobStrings(LazyStrings):
     """Strings kept as one UTF-8 blob and offsets, each decoded when asked for (bisectable)."""
 
     def __init__(self, blob: memoryview, ptr: memoryview) -> None:
@@ -276,17 +299,7 @@ class BlobStrings(Sequence[str]):
     def __len__(self) -> int:
         return len(self._ptr) - 1
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def _item(self, index: int) -> str:
         return str(self._blob[self._ptr[index] : self._ptr[index + 1]], "utf-8")
 
     def __iter__(self) -> Iterator[str]:
@@ -313,7 +326,7 @@ class _Reordered(Sequence[str]):
         return self._items[self._order[index]]
 
 
-class CompressedTexts(Sequence[str]):
+class CompressedTexts(LazyStrings):
     """Chunk texts kept as zlib blocks; a block is decompressed when one of its texts is read (last few kept)."""
 
     _KEEP = 64
@@ -340,17 +353,7 @@ class CompressedTexts(Sequence[str]):
             self._cache[b] = data
         return data
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def _item(self, index: int) -> str:
         b = index // CONTENT_BLOCK_CHUNKS
         origin = self._ptr[b * CONTENT_BLOCK_CHUNKS]
         data = self._block(b)

@@ -37,6 +37,7 @@ from cce_core.indexing.chunker import Chunk
 from cce_core.indexing.segment import (
     Bm25Arrays,
     FileEntry,
+    LazyStrings,
     MappedSegment,
     SegmentParts,
     save_segment,
@@ -318,7 +319,7 @@ class _LogicalChunks(Sequence[Chunk]):
     __hash__ = None  # type: ignore[assignment]
 
 
-class _LogicalIds(Sequence[str]):
+class _LogicalIds(LazyStrings):
     def __init__(self, store: SegmentedStore) -> None:
         self._store = store
         self._per_segment = [s.chunk_ids() for s in store.segments]
@@ -326,15 +327,7 @@ class _LogicalIds(Sequence[str]):
     def __len__(self) -> int:
         return self._store.rows
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
+    def _item(self, index: int) -> str:
         s, local = self._store.locate_index(index)
         return self._per_segment[s][local]
 
