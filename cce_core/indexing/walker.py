@@ -169,9 +169,8 @@ class _IgnoreRules:
             self._any[rel_dir] = _any_pattern(spec)
             self._order = sorted(self._specs, key=lambda b: (b.count("/") + (b != ""), b))
             # A directory's .gitignore is read on entering it, before anything below it is
-            # checked; drop any answer cached for it or beneath it all the same.
-            for key in [k for k in self._bases_of if k == rel_dir or k.startswith(rel_dir + "/")]:
-                del self._bases_of[key]
+            # checked, so only an answer for the directory itself could be cached yet.
+            self._bases_of.pop(rel_dir, None)
 
     def _bases_of_dir(self, directory: str) -> list[str]:
         """The bases whose .gitignore applies to paths in ``directory``, shallow first.
