@@ -38,7 +38,6 @@ def test_a_loaded_store_equals_the_one_written(built):
     assert (loaded.embeddings == data.embeddings).all()
     assert loaded.bm25.vocab == data.bm25.vocab
     assert (loaded.bm25.docs == data.bm25.docs).all() and (loaded.bm25.tfs == data.bm25.tfs).all()
-    assert loaded.chunk_id_rank.tolist() == data.chunk_id_rank.tolist()
     assert list(loaded.chunk_ids) == [c.chunk_id for c in data.chunks]
 
 

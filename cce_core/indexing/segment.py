@@ -596,18 +596,6 @@ class MappedSegment:
         out[target[keep], cols[keep]] = values[keep]
         return out
 
-    def column(self, j: int) -> np.ndarray:
-        """Dimension ``j`` of every row (exact float64)."""
-        import numpy as np
-
-        if not self.sparse:
-            return np.frombuffer(self.raw("vectors"), dtype="<f8").reshape(self.rows, self.dim)[:, j]
-        ptr = self.view("csc_ptr")
-        lo, hi = ptr[j], ptr[j + 1]
-        out = np.zeros(self.rows, dtype=np.float64)
-        out[self.array("csc_row")[lo:hi]] = self.array("csc_val")[lo:hi]
-        return out
-
     def dense_matrix(self) -> np.ndarray:
         import numpy as np
 

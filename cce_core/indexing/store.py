@@ -111,17 +111,6 @@ class StoreData:
     def embedder(self) -> str:
         return str(self.meta.get("embedder", ""))
 
-    @cached_property
-    def chunk_id_rank(self) -> np.ndarray:
-        """Each chunk's position in chunk-id order: the tie-break of every ranking."""
-        import numpy as np
-
-        ids = self.chunk_ids
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        ranks = np.empty(len(order), dtype=np.int64)
-        ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
-        return ranks
-
     @property
     def chunk_ids(self) -> Sequence[str]:
         return [c.chunk_id for c in self.chunks]
@@ -151,10 +140,6 @@ class StoreData:
 
     # -- what the ranking kernels read (a segmented store answers without building whole matrices) --
 
-    def vector_column(self, j: int) -> np.ndarray:
-        """Dimension ``j`` of every chunk's vector (exact float64)."""
-        return self.embeddings[:, j]
-
     def vector_rows(self, rows: np.ndarray) -> np.ndarray:
         """The vectors of ``rows`` (chunk positions), as a dense float64 matrix."""
         return self.embeddings[rows]
@@ -169,7 +154,7 @@ class StoreData:
 
         values = np.zeros(self.embedding_rows()[0], dtype=np.float64)
         for j, weight in zip(dims, weights, strict=True):
-            values += self.vector_column(j) * weight
+            values += self.embeddings[:, j] * weight
         return values
 
     @cached_property
@@ -599,13 +584,6 @@ class SegmentedStore(StoreData):
         if not self.segments:
             return np.zeros((0, self.dim), dtype=np.float64)
         return self._gather([seg.dense_matrix() for seg in self.segments])
-
-    def vector_column(self, j: int) -> np.ndarray:
-        import numpy as np
-
-        if not self.segments:
-            return np.zeros(0, dtype=np.float64)
-        return self._gather([seg.column(j) for seg in self.segments])
 
     def column_sums(self, dims: Sequence[int], weights: Sequence[float]) -> np.ndarray:
         """:meth:`StoreData.column_sums`, touching only the stored (non-zero) cells of sparse segments.

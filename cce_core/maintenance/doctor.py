@@ -186,7 +186,7 @@ def _parse_store(store_path: Path, report: DoctorReport) -> StoreData | None:
     """Load the store and touch every section a search reads; report what it holds."""
     try:
         data = load_store(store_path)
-        _ = data.bm25, data.chunk_ids
+        _ = data.bm25_source, data.chunk_ids  # what a search reads (not the merged postings)
         rows, dim = data.embedding_rows()
         finite = bool(rows == 0 or _all_finite(data))
     except (CceError, ValueError) as exc:

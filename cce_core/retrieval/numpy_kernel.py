@@ -47,19 +47,6 @@ def sequential_dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     return out
 
 
-def rank_order(keys: np.ndarray, tie_ranks: np.ndarray, limit: int | None = None) -> np.ndarray:
-    """Indices sorted by key descending then tie rank ascending, optionally only the first ``limit``."""
-    n = keys.shape[0]
-    if limit is not None and 0 < limit < n // 4:
-        # Everything tied with the limit-th best key must stay in play for the tie-break.
-        threshold = np.partition(keys, n - limit)[n - limit]
-        subset = np.nonzero(keys >= threshold)[0]
-        order = subset[np.lexsort((tie_ranks[subset], -keys[subset]))]
-        return order[:limit]
-    order = np.lexsort((tie_ranks, -keys))
-    return order if limit is None else order[:limit]
-
-
 def pool_tie_ranks(ids: Sequence[str], pool: np.ndarray) -> np.ndarray:
     """Ranks of the ``pool`` chunks in (chunk id, position) order: the family's tie-break, for a subset.
 
@@ -83,15 +70,12 @@ class _MatrixVectors:
         shape = self.embeddings.shape
         return int(shape[0]), int(shape[1]) if len(shape) == 2 else 0
 
-    def vector_column(self, j: int) -> np.ndarray:
-        return self.embeddings[:, j]
-
     def vector_rows(self, rows: np.ndarray) -> np.ndarray:
         return self.embeddings[rows]
 
     def column_sums(self, dims: Sequence[int], weights: Sequence[float]) -> np.ndarray:
         values = np.zeros(self.embeddings.shape[0], dtype=np.float64)
-        for j, weight in zip(dims, weights, strict=True):
+        for j, weight in zip(dims, weights, strict=True):  # the order StoreData.column_sums keeps
             values += self.embeddings[:, j] * weight
         return values
 
@@ -107,17 +91,15 @@ class ExactCosines:
     six-decimal key by one, so candidates are chosen with a two-key margin and
     every cosine that reaches a ranking or a printed score is recomputed exactly.
 
-    ``source`` is a store (anything with ``vector_column``/``vector_rows``) or a
-    bare matrix; ties go by ``ties`` (precomputed ranks) or, lazily, by ``ids``.
+    ``source`` is a store (anything with ``column_sums``/``vector_rows``) or a
+    bare matrix; ties go by chunk id (``ids``), ranked only among the candidates.
     """
 
-    def __init__(self, source: Any, vector: np.ndarray, ties: np.ndarray | None = None,
-                 ids: Sequence[str] | None = None) -> None:
+    def __init__(self, source: Any, vector: np.ndarray, ids: Sequence[str]) -> None:
         if isinstance(source, np.ndarray):
             source = _MatrixVectors(source)
         self.source = source
         self.vector = vector
-        self.ties = ties
         self.ids = ids
         n, width = source.embedding_rows()
         dim = min(width, vector.shape[0]) if n else 0
@@ -148,29 +130,19 @@ class ExactCosines:
             self.ensure(np.asarray([index], dtype=np.int64))
         return float(self.values[index])
 
-    def tie(self, index: int) -> Any:
-        """The tie-break key of one chunk (its rank in chunk-id order, or its id and position)."""
-        if self.ties is not None:
-            return int(self.ties[index])
-        assert self.ids is not None
+    def tie(self, index: int) -> tuple[str, int]:
+        """The tie-break key of one chunk: its id, then its position (a stable sort by chunk id)."""
         return self.ids[index], index
 
-    def pool_ties(self, pool: np.ndarray) -> np.ndarray:
-        if self.ties is not None:
-            return self.ties[pool]
-        assert self.ids is not None
-        return pool_tie_ranks(self.ids, pool)
-
-    def top(self, limit: int, tie_ranks: np.ndarray | None = None) -> np.ndarray:
-        """The first ``limit`` chunks by exact key (desc), ties by ``tie_ranks`` (default: the constructor's)."""
+    def top(self, limit: int) -> np.ndarray:
+        """The first ``limit`` chunks by exact key (desc), ties by chunk id."""
         n = self.values.shape[0]
         if n == 0 or limit <= 0:
             return np.zeros(0, dtype=np.int64)
         pool = _candidate_pool(self.values, limit, margin=2)
         self.ensure(pool)
         keys = score_keys(self.values[pool])
-        ties = tie_ranks[pool] if tie_ranks is not None else self.pool_ties(pool)
-        order = pool[np.lexsort((ties, -keys))]
+        order = pool[np.lexsort((pool_tie_ranks(self.ids, pool), -keys))]
         return order[:limit]
 
 
