@@ -112,3 +112,23 @@ def store_bytes(store_path: Path) -> bytes:
     raw = store_path.read_bytes() + b"".join(segment.path.read_bytes() for segment in data.segments)
     texts = "".join(text for segment in data.segments for text in segment.contents())
     return raw + texts.encode("utf-8")
+
+
+def hermetic_env(tmp_path: Path) -> dict[str, str]:
+    """An environment for process-level tests: its own CCE_HOME and HOME, and a git that reads only
+    a throwaway identity (no system or user configuration, ``main`` as the default branch)."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = t\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n",
+                         encoding="utf-8")
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("CCE_", "GIT_")) or k == "CCE_CACHE_DIR"}
+    return {**keep, "CCE_HOME": str(tmp_path / "ccehome"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
+            "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(env: dict[str, str], cwd: Path, *args: str) -> str:
+    """Run git in ``cwd`` with ``env``; its stripped stdout (a failure fails the test with git's stderr)."""
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout.strip()

@@ -94,13 +94,17 @@ def test_a_healthy_store_is_all_ok(tmp_path: Path) -> None:
     assert same.returncode == 0 and same.stdout.startswith("cce doctor — .\n")
 
 
+def rewrite_manifest(store: Path) -> None:
+    """The same manifest in other bytes (indented JSON): it still parses, but no longer matches its fingerprint."""
+    raw = store.read_bytes()
+    text = json.dumps(json.loads(raw[16:]), indent=1).encode()
+    store.write_bytes(raw[:8] + struct.pack("<Q", len(text)) + text)
+
+
 def test_a_flipped_store_byte_fails_and_a_reindex_repairs_it(tmp_path: Path) -> None:
     root = indexed(tmp_path)
     store = default_store_path(root)
-    raw = store.read_bytes()
-    header = json.loads(raw[16:])  # the same manifest in other bytes: it still parses
-    text = json.dumps(header, indent=1).encode()
-    store.write_bytes(raw[:8] + struct.pack("<Q", len(text)) + text)
+    rewrite_manifest(store)
     done = doctor("--dir", root)
     assert done.returncode == 1
     assert "  FAIL      store bytes do not match the fingerprint" in done.stdout
@@ -288,9 +292,7 @@ def test_workspace_mode_checks_every_member(tmp_path: Path) -> None:
     assert lines[1] == "api:" and "web:" in lines
     assert done.stdout.endswith("summary: 2 stores checked · 0 failures · 0 advisories\n")
     store = default_store_path(root / "web")
-    raw = store.read_bytes()
-    text = json.dumps(json.loads(raw[16:]), indent=1).encode()  # the same manifest in other bytes
-    store.write_bytes(raw[:8] + struct.pack("<Q", len(text)) + text)
+    rewrite_manifest(store)
     failed = doctor("--dir", root)
     assert failed.returncode == 1
     web = failed.stdout.split("web:\n", 1)[1]

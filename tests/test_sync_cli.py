@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, cce_executable, copy_tree
+from conftest import REPO_ROOT, cce_executable, copy_tree, git, hermetic_env
 
 from cce_core.default_plugins.hash_embedder import HashEmbedder
 from cce_core.indexing.indexer import build_index
@@ -30,20 +30,7 @@ QUERIES = ["Loader load", "hash password", "parse config file", "class", "render
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    gitconfig = tmp_path / "gitconfig"
-    gitconfig.write_text("[user]\n\tname = t\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n",
-                         encoding="utf-8")
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("CCE_", "GIT_")) or k == "CCE_CACHE_DIR"}
-    return {**keep, "CCE_HOME": str(tmp_path / "ccehome"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
-            "GIT_CONFIG_NOSYSTEM": "1"}
-
-
-def git(env: dict[str, str], cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
-    return done.stdout.strip()
+    return hermetic_env(tmp_path)
 
 
 def cce(env: dict[str, str], cwd: Path, *args: str | os.PathLike[str], timeout: float = 180):

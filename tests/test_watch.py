@@ -10,7 +10,6 @@ flake. The debounce rule itself is tested on a fake clock.
 from __future__ import annotations
 
 import errno
-import os
 import queue
 import signal
 import subprocess
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cce_executable
+from conftest import cce_executable, git, hermetic_env
 
 from cce_core.indexing.watch import (
     ChangeBatcher,
@@ -240,19 +239,7 @@ def test_a_failing_pass_is_reported_and_watching_goes_on(tmp_path: Path) -> None
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    gitconfig = tmp_path / "gitconfig"
-    gitconfig.write_text("[user]\n\tname = t\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n",
-                         encoding="utf-8")
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("CCE_", "GIT_")) or k == "CCE_CACHE_DIR"}
-    return {**keep, "CCE_HOME": str(tmp_path / "ccehome"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
-            "GIT_CONFIG_NOSYSTEM": "1"}
-
-
-def git(env: dict[str, str], cwd: Path, *args: str) -> None:
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return hermetic_env(tmp_path)
 
 
 def small_repo(root: Path) -> Path:
