@@ -22,6 +22,9 @@ def pytest_configure(config: pytest.Config) -> None:
         import tempfile
 
         os.environ["CCE_CACHE_DIR"] = tempfile.mkdtemp(prefix="cce-test-cache-")
+    # The suite's goldens pin the family's ranking; tests of the default profile ask for it
+    # explicitly (`--ranking default`, Searcher(profile="default")). CI sets the same variable.
+    os.environ.setdefault("CCE_RANKING_PROFILE", "family")
 
 
 def reference_dir() -> Path:
@@ -122,7 +125,8 @@ def hermetic_env(tmp_path: Path) -> dict[str, str]:
     gitconfig = tmp_path / "gitconfig"
     gitconfig.write_text("[user]\n\tname = t\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n",
                          encoding="utf-8")
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("CCE_", "GIT_")) or k == "CCE_CACHE_DIR"}
+    keep = {k: v for k, v in os.environ.items()
+            if not k.startswith(("CCE_", "GIT_")) or k in ("CCE_CACHE_DIR", "CCE_RANKING_PROFILE")}
     return {**keep, "CCE_HOME": str(tmp_path / "ccehome"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
             "GIT_CONFIG_NOSYSTEM": "1"}
 

@@ -171,10 +171,11 @@ class SessionState:
     """The state of one served session; tools read and update it."""
 
     def __init__(self, root: Path, store: Path | None = None, host: PluginHost | None = None,
-                 workspace: bool = False) -> None:
+                 workspace: bool = False, ranking: str | None = None) -> None:
         from cce_core.agents.ledger import SessionLedger
         from cce_core.indexing.store import STORE_DIR, default_store_path
         from cce_core.observability.metrics import METRICS_FILE, metrics_beside
+        from cce_core.retrieval.profiles import resolve_profile
 
         self.root = Path(root)
         self.workspace = workspace
@@ -182,6 +183,8 @@ class SessionState:
         # A workspace's agent searches land in the root log, where the roll-up dashboard reads them.
         self.metrics_path = (self.root / STORE_DIR / METRICS_FILE) if workspace else metrics_beside(self.store_path)
         config = self.config()
+        # Resolved once: every search of the session ranks the same way (retrieval.profiles).
+        self.ranking_profile = resolve_profile(ranking, self.root)
         self.output_level: str = config.output_level
         self.footer_mode: str = config.mcp_result_footer
         self.auto_tokens: int | None = config.summarization_auto_tokens
@@ -475,8 +478,8 @@ class SessionState:
         if loaded.searcher is None:
             # A resident server answers many queries: numpy's import is paid once, and on a large
             # index the vectorised kernel is several times faster per query than the one-shot one.
-            loaded.searcher = make(loaded.data, embedder) if make else Searcher(loaded.data, embedder,
-                                                                                   kernel="numpy")
+            loaded.searcher = make(loaded.data, embedder) if make else Searcher(
+                loaded.data, embedder, kernel="numpy", profile=self.ranking_profile)
         return loaded.searcher, None
 
     # -- per-session counters --------------------------------------------

@@ -427,7 +427,7 @@ def log_code_search(session: Any, found: CodeSearch, *, query: str, top_k: int, 
     bodies = [session.compress(r.chunk.file_path, r.chunk.content, detail) for r in results]
     record = build_search_record(results, data.file_tokens, query, top_k, graph, data.embedder or "hash",
                                  found.latency_ms, source="mcp", served_bodies=None if full else bodies,
-                                 knowledge_results=knowledge_results)
+                                 knowledge_results=knowledge_results, ranking=session.ranking_profile)
     query_id = MetricsWriter(session.metrics_path).log_search(record)
     session.note_search_usage(record.tokens_saved)
     session.ledger.note_search(query, [r.chunk.chunk_id for r in results],
@@ -530,7 +530,7 @@ def _code_search_workspace(session: SessionState, query: str, top_k: int, graph:
         return str(exc)
     ws_graph = load_graph_or_empty(session.root, manifest)
     searcher, notice = session.query_searcher(
-        loaded, lambda data, embedder: FederatedSearcher(data, embedder, ws_graph))
+        loaded, lambda data, embedder: FederatedSearcher(data, embedder, ws_graph, profile=session.ranking_profile))
     started = time.perf_counter()
     if searcher is not None:
         searcher.graph = ws_graph  # the member graph is re-read per call, like the manifest

@@ -50,16 +50,22 @@ def store_for_read(store: Path | None, dir_: Path | None) -> Path:
     return store if store is not None else default_store_path(dir_ if dir_ is not None else Path("."))
 
 
-def open_searcher(store_path: Path) -> Searcher:
-    """A searcher over the store at ``store_path`` with the embedder that built it."""
+def open_searcher(store_path: Path, ranking: str | None = None) -> Searcher:
+    """A searcher over the store at ``store_path`` with the embedder that built it.
+
+    ``ranking`` is the ``--ranking`` option as typed (None when absent); the profile is
+    resolved from it, the environment and the project's config (retrieval.profiles).
+    """
     from cce_core.indexing.store import load_store
     from cce_core.plugins.host import host_for_embedder
+    from cce_core.retrieval.profiles import resolve_profile, root_of_store
     from cce_core.retrieval.searcher import Searcher
     from cce_core.retrieval.store_embedder import embedder_for_store, store_embedder_name
 
+    profile = resolve_profile(ranking, root_of_store(store_path))
     data = load_store(store_path)
     # A search needs the embedder that built the store, not the language packs.
     host = host_for_embedder(store_embedder_name(data))
     host.require_healthy()
     warn_about_hooks(host)
-    return Searcher(data, embedder_for_store(host, data))
+    return Searcher(data, embedder_for_store(host, data), profile=profile)

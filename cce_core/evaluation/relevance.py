@@ -218,7 +218,7 @@ def corpus_dir(fixtures_path: str, fixture_set: FixtureSet, dir_: str | None) ->
     return os.path.join(os.path.dirname(fixtures_path), fixture_set.corpus)
 
 
-def corpus_searcher(corpus: str, host: PluginHost, embedder_name: str = "hash") -> Searcher:
+def corpus_searcher(corpus: str, host: PluginHost, embedder_name: str = "hash", profile: str = "family") -> Searcher:
     """An in-memory index of ``corpus`` built with ``embedder_name`` (default: hash); nothing is written.
 
     The build is ``cce index``'s own (:func:`build_index`, secrets protected),
@@ -232,7 +232,7 @@ def corpus_searcher(corpus: str, host: PluginHost, embedder_name: str = "hash") 
         raise CceError(f"corpus is not a directory: {corpus}")
     embedder = host.embedder("hash") if embedder_name == "hash" else host.ready_embedder(embedder_name, "index")
     data, _stats = build_index(corpus, host, embedder, protect_secrets=True)
-    return Searcher(data, embedder)
+    return Searcher(data, embedder, profile=profile)
 
 
 # --------------------------------------------------------------------------- backends

@@ -58,6 +58,8 @@ class CceConfig:
     knowledge_default_source: str = DEFAULT_KNOWLEDGE_SOURCE
     markdown_max_section_tokens: int = DEFAULT_MARKDOWN_MAX_SECTION_TOKENS
     secrets_profile: str = DEFAULT_SECRETS_PROFILE
+    # ``ranking.profile`` as written (validated where it is used: retrieval.profiles), None when unset.
+    ranking_profile: str | None = None
 
 
 def config_path(root: Path) -> Path:
@@ -303,7 +305,15 @@ def parse_config(text: str) -> CceConfig:
     section("markdown", markdown)
     section("knowledge", knowledge)
     section("secrets", lambda f: _secrets_section(f, values))
+    section("ranking", lambda f: _ranking_section(f, values))
     return CceConfig(**values)
+
+
+def _ranking_section(fields: dict[str, Any], values: dict[str, Any]) -> None:
+    """``ranking.profile``: kept as written, so a misspelt profile is reported instead of ignored."""
+    node = _field(fields, "profile")
+    if node is not None and not _is_null(node):
+        values["ranking_profile"] = _as_str(node)
 
 
 def _secrets_section(fields: dict[str, Any], values: dict[str, Any]) -> None:

@@ -462,6 +462,8 @@ class SearchRecord:
     # Knowledge sections served beside the code results (`source: both`); written only when
     # non-zero, so a code-only event keeps the family's exact bytes.
     knowledge_results: int = 0
+    # The ranking profile that answered; the family's events carry no such field, as the other engines'.
+    ranking: str = "family"
 
 
 @dataclass
@@ -527,6 +529,8 @@ class MetricsWriter:
         })
         if record.knowledge_results:
             obj["knowledge_results"] = int(record.knowledge_results)
+        if record.ranking != "family":
+            obj["ranking"] = record.ranking
         return event_id if self._append(obj) else None
 
     def log_index(self, record: IndexRecord) -> str | None:

@@ -18,7 +18,8 @@ from cce_core.observability.savings import LOW_CONFIDENCE_THRESHOLD
 
 def build_search_record(results: Sequence[Any], file_tokens: Mapping[str, int], query: str, top_k: int,
                         graph_enabled: bool, embedder: str, latency_ms: float, source: str = "cli",
-                        served_bodies: Sequence[str] | None = None, knowledge_results: int = 0) -> SearchRecord:
+                        served_bodies: Sequence[str] | None = None, knowledge_results: int = 0,
+                        ranking: str = "family") -> SearchRecord:
     """The :class:`~cce_core.observability.metrics.SearchRecord` for one answered query.
 
     ``results`` are :class:`~cce_core.retrieval.searcher.SearchResult` objects in rank
@@ -59,5 +60,5 @@ def build_search_record(results: Sequence[Any], file_tokens: Mapping[str, int], 
         low_confidence=(not empty) and top < LOW_CONFIDENCE_THRESHOLD, latency_ms=latency_ms, source=source,
         chunk_baseline_tokens=chunk_base, chunk_saved_tokens=chunk_saved,
         grammar_baseline_tokens=grammar.baseline_tokens, grammar_saved_tokens=grammar.saved_tokens,
-        knowledge_results=knowledge_results,
+        knowledge_results=knowledge_results, ranking=ranking,
     )

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import UNICODE_WHITESPACE_CLASS, score_key, tokenize
@@ -22,6 +22,10 @@ from cce_core.indexing.bm25 import unique_in_order
 from cce_core.indexing.chunker import Chunk
 from cce_core.indexing.graph import neighbours
 from cce_core.indexing.store import StoreData
+from cce_core.retrieval.profiles import FAMILY, PROFILE_NAMES
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from cce_core.retrieval.default_ranking import DefaultRanker
 
 RRF_K = 60.0
 CONFIDENCE_WEIGHT = 0.5
@@ -120,9 +124,14 @@ class Searcher:
     Both give bit-identical results.
     """
 
-    def __init__(self, store: StoreData, embedder: Embedder, kernel: str = "auto") -> None:
+    def __init__(self, store: StoreData, embedder: Embedder, kernel: str = "auto", profile: str = FAMILY) -> None:
         if kernel not in ("auto", "numpy", "lean"):
             raise ValueError(f"unknown kernel {kernel!r}")
+        if profile not in PROFILE_NAMES:
+            raise ValueError(f"unknown ranking profile {profile!r}")
+        # The library keeps the family's ranking unless told otherwise; every front end passes
+        # the profile that retrieval.profiles.resolve_profile chose.
+        self.profile = profile
         self.store = store
         self.embedder = embedder
         self.kernel_choice = kernel
@@ -185,6 +194,11 @@ class Searcher:
             return []
         qvec = self.embedder.embed_query(query)
         check_query_dimensions(store, qvec)
+        if self.profile != FAMILY:
+            kernel = self._kernel("numpy")  # the default profile's signals are numpy arrays anyway
+            self.last_kernel = kernel.name
+            ranked = self._rank_default(query, kernel.cosines(qvec), top_k, graph)
+            return [SearchResult(i + 1, store.chunks[idx], sc) for i, (idx, sc) in enumerate(ranked)]
         kernel = self._kernel_for(qvec)
         self.last_kernel = kernel.name
         cosines = kernel.cosines(qvec)
@@ -192,6 +206,25 @@ class Searcher:
         if graph:
             ranked = self.expand(ranked, cosines)
         return [SearchResult(i + 1, store.chunks[idx], sc) for i, (idx, sc) in enumerate(ranked)]
+
+    @cached_property
+    def default_ranker(self) -> DefaultRanker:
+        from cce_core.retrieval.default_ranking import DefaultRanker
+
+        return DefaultRanker(self.store)
+
+    def _rank_default(self, query: str, cosines: Cosines, top_k: int, graph: bool) -> list[tuple[int, float]]:
+        """The default profile (retrieval.default_ranking); graph neighbours join its candidates."""
+        ranker = self.default_ranker
+        first = ranker.rank(query, cosines, top_k, graph=False)
+        if not graph or not first:
+            return first
+        top_files = ranker.top_files(first)
+        adjacent = self._neighbours_of(top_files)
+        neighbours = list(dict.fromkeys(nb for f in top_files for nb in adjacent.get(f, [])))
+        if not neighbours:
+            return first
+        return ranker.rank(query, cosines, top_k, graph=True, neighbours=neighbours)
 
     def _rank(self, query: str, query_tokens: list[str], kernel: Kernel, cosines: Cosines,
               top_k: int) -> list[tuple[int, float]]:

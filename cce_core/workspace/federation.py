@@ -148,8 +148,8 @@ def _member_of(path: str) -> str:
 class FederatedSearcher(Searcher):
     """The standard ranking over a union store, plus expansion along member dependency edges."""
 
-    def __init__(self, store: StoreData, embedder, graph: WorkspaceGraph) -> None:
-        super().__init__(store, embedder)
+    def __init__(self, store: StoreData, embedder, graph: WorkspaceGraph, profile: str = "family") -> None:
+        super().__init__(store, embedder, profile=profile)
         self.graph = graph
         self._by_member: dict[str, list[int]] = {}
         for i, c in enumerate(store.chunks):

@@ -23,6 +23,10 @@ def mcp(
         bool, typer.Option("--watch", help="Keep the index fresh: re-index changed files as they are saved "
                                            "(progress lines go to stderr).")
     ] = False,
+    ranking: Annotated[
+        str | None, typer.Option("--ranking", help="Ranking profile for every search: default or family. Else "
+                                                   "CCE_RANKING_PROFILE, then ranking.profile in .cce/config.")
+    ] = None,
 ) -> None:
     """Run the MCP server on stdin/stdout: context_search and eight more tools for an agent.
 
@@ -44,7 +48,7 @@ def mcp(
         raise CceError(f"no such directory: {root}")
     if watch and workspace:
         raise CceError("--watch serves one project directory; it does not go with --workspace")
-    session = McpSession(root, None if workspace else store, workspace=workspace)
+    session = McpSession(root, None if workspace else store, workspace=workspace, ranking=ranking)
     warning = session.warm_via_sync()
     if warning is not None:
         sys.stderr.write(warning + "\n")

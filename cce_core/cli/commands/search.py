@@ -41,6 +41,11 @@ def search(
         str, typer.Option("--source", help="Which pools to search: code (the default), knowledge (the store "
                                            "`cce knowledge index` built) or both, blended by one score.")
     ] = "code",
+    ranking: Annotated[
+        str | None, typer.Option("--ranking", help="Ranking profile: default, or family (the other engines' "
+                                                   "pinned ranking). Else CCE_RANKING_PROFILE, then "
+                                                   "ranking.profile in .cce/config.")
+    ] = None,
 ) -> None:
     """Rank the indexed chunks for QUERY."""
     import time
@@ -57,22 +62,23 @@ def search(
         if workspace or store is not None:
             raise CceError("--source knowledge|both searches a project directory — drop --workspace and --store")
         root = dir_ or directory or Path(".")
-        _search_with_knowledge(query, root, source, top_k, not no_graph, as_json, no_metrics)
+        _search_with_knowledge(query, root, source, top_k, not no_graph, as_json, no_metrics, ranking)
         return
     if workspace:
         root = directory if directory is not None else dir_ if dir_ is not None else Path(".")
-        _search_workspace(query, root, package, top_k, not no_graph, as_json)
+        _search_workspace(query, root, package, top_k, not no_graph, as_json, ranking)
         return
     store_path = store_for_read(store, dir_ or directory)
-    searcher = open_searcher(store_path)
+    searcher = open_searcher(store_path, ranking)
     started = time.perf_counter()
     results = searcher.search(query, top_k=top_k, graph=not no_graph)
     latency_ms = (time.perf_counter() - started) * 1000.0
     query_id = None
     if not no_metrics:
-        query_id = _log_search_event(searcher.store, store_path, results, query, top_k, not no_graph, latency_ms)
+        query_id = _log_search_event(searcher.store, store_path, results, query, top_k, not no_graph, latency_ms,
+                                     ranking=searcher.profile)
     if as_json:
-        body = {"query_id": query_id, "results": [r.as_json() for r in results]}
+        body = _json_body(query_id, [r.as_json() for r in results], searcher.profile)
         sys.stdout.write(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
         return
     if not results:
@@ -86,8 +92,16 @@ def search(
         typer.echo(f"query-id: {query_id}  ·  rate with: cce feedback {query_id} --helpful|--not-helpful")
 
 
+def _json_body(query_id: str | None, results: list, profile: str) -> dict:
+    """The ``--json`` object; the family's output keeps exactly the other engines' keys."""
+    body: dict = {"query_id": query_id, "results": results}
+    if profile != "family":
+        body["ranking"] = profile
+    return body
+
+
 def _search_with_knowledge(query: str, root: Path, source: str, top_k: int, graph: bool, as_json: bool,
-                           no_metrics: bool) -> None:
+                           no_metrics: bool, ranking: str | None = None) -> None:
     """``--source knowledge|both``: knowledge hits alone (no metrics event), or merged with the code results."""
     import time
 
@@ -105,7 +119,7 @@ def _search_with_knowledge(query: str, root: Path, source: str, top_k: int, grap
     query_id = None
     if source == "both":
         store_path = default_store_path(root)
-        searcher = open_searcher(store_path)
+        searcher = open_searcher(store_path, ranking)
         started = time.perf_counter()
         code_results = searcher.search(query, top_k=top_k, graph=graph)
         latency_ms = (time.perf_counter() - started) * 1000.0
@@ -113,7 +127,7 @@ def _search_with_knowledge(query: str, root: Path, source: str, top_k: int, grap
     if source == "both" and not no_metrics:
         shown = sum(1 for row in rows if row.is_knowledge)
         query_id = _log_search_event(searcher.store, store_path, code_results, query, top_k, graph, latency_ms,
-                                     knowledge_results=shown)
+                                     knowledge_results=shown, ranking=searcher.profile)
     if as_json:
         results = []
         for rank, row in enumerate(rows, start=1):
@@ -145,7 +159,8 @@ def _search_with_knowledge(query: str, root: Path, source: str, top_k: int, grap
         typer.echo(f"query-id: {query_id}  ·  rate with: cce feedback {query_id} --helpful|--not-helpful")
 
 
-def _search_workspace(query: str, root: Path, package: str | None, top_k: int, graph: bool, as_json: bool) -> None:
+def _search_workspace(query: str, root: Path, package: str | None, top_k: int, graph: bool, as_json: bool,
+                      ranking: str | None = None) -> None:
     """One ranking over the union of the members; like the reference, it records no metrics."""
     from cce_core.workspace.federation import (
         FederatedSearcher,
@@ -165,11 +180,15 @@ def _search_workspace(query: str, root: Path, package: str | None, top_k: int, g
     union = combined_store(members)
     host = command_host()
     embedder = embedder_for_store(host, members[0].data) if members else host.embedder("hash")
-    results = federated_search(FederatedSearcher(union, embedder, ws_graph), members, query, top_k, graph)
+    from cce_core.retrieval.profiles import resolve_profile
+
+    profile = resolve_profile(ranking, root)
+    results = federated_search(FederatedSearcher(union, embedder, ws_graph, profile=profile), members, query, top_k,
+                               graph)
     if as_json:
         from cce_core.observability.metrics import new_event_id
 
-        body = {"query_id": new_event_id(), "results": [r.as_json() for r in results]}
+        body = _json_body(new_event_id(), [r.as_json() for r in results], profile)
         sys.stdout.write(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
         return
     if not results:
@@ -179,11 +198,11 @@ def _search_workspace(query: str, root: Path, package: str | None, top_k: int, g
 
 
 def _log_search_event(data, store_path: Path, results, query: str, top_k: int, graph: bool,
-                      latency_ms: float, knowledge_results: int = 0) -> str | None:
+                      latency_ms: float, knowledge_results: int = 0, ranking: str = "family") -> str | None:
     """Append the search event beside the store; its id, or None when the write failed."""
     from cce_core.observability.metrics import MetricsWriter, metrics_beside
     from cce_core.observability.search_record import build_search_record
 
     record = build_search_record(results, data.file_tokens, query, top_k, graph, data.embedder or "hash",
-                                 latency_ms, source="cli", knowledge_results=knowledge_results)
+                                 latency_ms, source="cli", knowledge_results=knowledge_results, ranking=ranking)
     return MetricsWriter(metrics_beside(store_path)).log_search(record)
