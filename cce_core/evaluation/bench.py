@@ -102,6 +102,7 @@ class BenchReport:
     outcomes: list[QueryOutcome]
     dropped: list[LabeledQuery] = field(default_factory=list)
     embedder: str = "hash"
+    ranking: str = "family"  # the profile that ranked; a family report keeps the other engines' keys
 
     # -- derived figures -------------------------------------------------
     @property
@@ -149,6 +150,7 @@ class BenchReport:
             "runtime": runtime_label(),
             "machine": machine_label(),
             "embedder": self.embedder,
+            **({"ranking": self.ranking} if self.ranking != "family" else {}),
             "files": self.files,
             "chunks": self.chunks,
             "index_seconds": round6(self.index_seconds),
@@ -343,6 +345,7 @@ def run_bench(
     queries_file: Path | None,
     host: Any,
     embedder: Any,
+    profile: str = "family",
 ) -> BenchReport:
     from cce_core.indexing.indexer import build_index
     from cce_core.retrieval.searcher import Searcher
@@ -376,7 +379,7 @@ def run_bench(
         tokens_by_id.setdefault(c.chunk_id, c.token_count)
     file_tokens: dict[str, int] = {}
 
-    searcher = Searcher(store, embedder)
+    searcher = Searcher(store, embedder, profile=profile, source_root=str(repo_dir))
     latencies: list[float] = []
     outcomes: list[QueryOutcome] = []
     for q in used:
@@ -407,4 +410,5 @@ def run_bench(
         outcomes=outcomes,
         dropped=dropped,
         embedder=embedder.name,
+        ranking=profile,
     )

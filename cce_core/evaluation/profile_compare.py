@@ -8,7 +8,7 @@ search), two figures the question sets need:
 
 - **def@1**: for cases that carry ``"definition": "path@L-L"`` (the line of
   the defining statement), the share whose first result is the defining
-  chunk, i.e. the innermost indexed chunk of that file containing line L;
+  chunk (:func:`defining_chunk`); a definition no chunk holds is not judged;
 - **by style**: MRR per ``"style"`` (identifier, question, task, trace), so a
   gain on names cannot hide a loss on questions.
 
@@ -95,10 +95,21 @@ def case_extras(text: str) -> list[CaseExtras]:
 
 
 def defining_chunk(store: StoreData, path: str, line: int) -> int | None:
-    """The innermost chunk of ``path`` whose lines contain ``line``."""
+    """The chunk of ``path`` that a definition at ``line`` became.
+
+    The largest chunk starting on that line or the next two (a declaration
+    can open a line before its chunk: ``export const X =`` above the arrow
+    function), since a parameter list's ``struct s`` is chunked too; failing
+    that, the innermost chunk containing the line.
+    """
     span = store.file_span(path)
     if span is None:
         return None
+    starting = [idx for idx in range(*span) if line <= store.chunks[idx].start_line <= line + 2]
+    if starting:
+        first = min(store.chunks[i].start_line for i in starting)
+        return max((i for i in starting if store.chunks[i].start_line == first),
+                   key=lambda i: (store.chunks[i].end_line, -i))
     best: int | None = None
     best_size = 0
     for idx in range(*span):
@@ -133,12 +144,14 @@ def run_profiles(fixture_paths: Sequence[str], dir_: str | None, host: PluginHos
         targets = [defining_chunk(data, e.definition[0], e.definition[1]) if e.definition else None
                    for e in extras]
         for run in runs:
-            searcher = Searcher(data, embedder, profile=run.profile)
+            searcher = Searcher(data, embedder, profile=run.profile, source_root=corpus)
             for case, extra, target in zip(fixture_set.cases, extras, targets, strict=True):
                 results = searcher.search(case.query, top_k=case.k, graph=True)[: case.k]
                 run.scores.append(_scored(case, results, weights))
                 run.styles.append(extra.style)
-                if extra.definition is None:
+                if extra.definition is None or target is None:
+                    # No chunk holds the definition (a type alias or a constant the packs do not
+                    # chunk): there is no defining chunk to put first, so the case is not judged.
                     run.definition_hits.append(None)
                 else:
                     run.definition_hits.append(bool(results) and target is not None and

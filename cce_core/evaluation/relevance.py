@@ -232,7 +232,7 @@ def corpus_searcher(corpus: str, host: PluginHost, embedder_name: str = "hash", 
         raise CceError(f"corpus is not a directory: {corpus}")
     embedder = host.embedder("hash") if embedder_name == "hash" else host.ready_embedder(embedder_name, "index")
     data, _stats = build_index(corpus, host, embedder, protect_secrets=True)
-    return Searcher(data, embedder, profile=profile)
+    return Searcher(data, embedder, profile=profile, source_root=corpus)
 
 
 # --------------------------------------------------------------------------- backends

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from cce_core.foundation.textrules import score_key
 from cce_core.indexing.bm25 import BM25_B, BM25_K1
-from cce_core.retrieval.definitions import SourceLines, declared_tokens, header_of
+from cce_core.retrieval.definitions import SourceLines, declaration, declared_name, header_of
 from cce_core.retrieval.file_roles import role_weight
 from cce_core.retrieval.query_analysis import QueryAnalysis, analyse
 
@@ -56,6 +56,8 @@ VECTOR_POOL = 60
 FILE_POOL = 40
 CHUNKS_PER_POOLED_FILE = 2
 DEFINITION_SCAN_LIMIT = 4000
+# Whole-file chunks larger than this are not searched line by line for a declaration.
+MODULE_SCAN_CHARS = 256 * 1024
 # Tiny chunks are scored as if at least this share of an average chunk long.
 MIN_LENGTH_SHARE = 0.5
 
@@ -66,6 +68,10 @@ DEFINITION_BONUS_LOOKUP = 1.0
 DEFINITION_BONUS_QUESTION = 0.35
 DEFINITION_BONUS_LONG = 0.2
 QUALIFIER_BONUS = 0.3
+# The name as written (``$constructor``, not every ``constructor``) is a closer match than its tokens.
+EXACT_NAME_BONUS = 0.3
+# A one-line "definition" is mostly a forward declaration or a type named in a parameter list.
+ONE_LINE_DEFINITION_SHARE = 0.5
 PATH_BONUS = 0.5
 GRAPH_NEIGHBOUR_FILES = 3
 
@@ -85,7 +91,7 @@ class Stages:
 class DefaultRanker:
     """The default profile's ranking over one loaded store (built once per searcher)."""
 
-    def __init__(self, store: StoreData, stages: Stages | None = None) -> None:
+    def __init__(self, store: StoreData, stages: Stages | None = None, source_root: str | None = None) -> None:
         import numpy as np
 
         self.store = store
@@ -103,8 +109,8 @@ class DefaultRanker:
         self.doc_len = np.asarray(source.doc_len, dtype=np.float64)
         self.file_len = np.bincount(self.file_of, weights=self.doc_len, minlength=len(files)) if n_chunks else \
             np.zeros(len(files))
-        self.source_lines = SourceLines(_tree_root(store))
-        self._headers: dict[int, tuple[str, ...]] = {}
+        self.source_lines = SourceLines(Path(source_root) if source_root is not None else _tree_root(store))
+        self._headers: dict[int, tuple[tuple[str, ...], str]] = {}
 
     # -- signals ---------------------------------------------------------------------------------
 
@@ -145,17 +151,21 @@ class DefaultRanker:
                 file_scores[present] += weight * fidf * ftf * (BM25_K1 + 1.0) / (ftf + fnorm)
         return chunk_scores, file_scores
 
-    def _declared(self, idx: int) -> tuple[str, ...]:
+    def _declaration(self, idx: int) -> tuple[tuple[str, ...], str]:
+        """(tokens, name as written) of what chunk ``idx`` declares (module chunks declare nothing)."""
         cached = self._headers.get(idx)
         if cached is None:
             chunk = self.store.chunks[idx]
             if chunk.chunk_type == "module":
-                cached = ()
+                cached = ((), "")
             else:
                 header = header_of(chunk.content, chunk.file_path, chunk.start_line, self.source_lines)
-                cached = declared_tokens(header)
+                cached = declaration(header)
             self._headers[idx] = cached
         return cached
+
+    def _declared(self, idx: int) -> tuple[str, ...]:
+        return self._declaration(idx)[0]
 
     def _definitions(self, analysis: QueryAnalysis) -> dict[int, float]:
         """Chunks that declare a queried name, with their bonus."""
@@ -174,10 +184,19 @@ class DefaultRanker:
             if hit is None:
                 continue
             docs = hit[0][:DEFINITION_SCAN_LIMIT]
+            written = ident.written_name
             for idx in docs.tolist():
-                if self._declared(idx) != (ident.name,):
-                    continue
+                tokens, raw = self._declaration(idx)
+                if tokens != (ident.name,):
+                    if not self._module_declares(idx, written):
+                        continue
+                    tokens, raw = (ident.name,), written
                 value = bonus
+                if raw == written:
+                    value += EXACT_NAME_BONUS * bonus
+                chunk = self.store.chunks[idx]
+                if chunk.start_line == chunk.end_line:
+                    value *= ONE_LINE_DEFINITION_SHARE
                 if ident.qualifier is not None and self._enclosed_by(idx, ident.qualifier):
                     value += QUALIFIER_BONUS
                 elif ident.qualifier is not None and analysis.is_lookup:
@@ -185,6 +204,22 @@ class DefaultRanker:
                 if value > found.get(idx, 0.0):
                     found[idx] = value
         return found
+
+    def _module_declares(self, idx: int, written: str) -> bool:
+        """Whether a whole-file chunk (a file no pack cut into functions) has a line declaring ``written``."""
+        chunk = self.store.chunks[idx]
+        if chunk.chunk_type != "module" or len(chunk.content) > MODULE_SCAN_CHARS or not written:
+            return False
+        content = chunk.content
+        at = content.find(written)
+        while at >= 0:
+            line_start = content.rfind("\n", 0, at) + 1
+            line_end = content.find("\n", at)
+            line = content[line_start:line_end if line_end >= 0 else len(content)]
+            if declared_name(line) == written:
+                return True
+            at = content.find(written, at + len(written))
+        return False
 
     def _enclosed_by(self, idx: int, qualifier: str) -> bool:
         """Whether a chunk of the same file that spans ``idx`` declares ``qualifier``."""

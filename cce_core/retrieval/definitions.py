@@ -30,9 +30,9 @@ from cce_core.foundation.textrules import tokenize
 
 # Words that introduce or qualify a declaration: never the declared name itself.
 _DECLARATION_WORDS_TEXT = """
-def async function func fn class struct enum union trait interface type typedef module impl const let var
+def async function func fn class struct enum union trait interface typedef module impl const let var
 static pub export default public private protected internal abstract final override virtual inline extern
-unsafe readonly declare namespace package mut val macro_rules define get set new return void
+unsafe readonly declare namespace package mut val macro_rules define
 """
 DECLARATION_WORDS = frozenset(_DECLARATION_WORDS_TEXT.split())
 
@@ -81,6 +81,12 @@ def declared_tokens(header: str) -> tuple[str, ...]:
     """The family tokens of the declared name (``$ZodType`` -> ``("zodtype",)``), empty for none."""
     name = declared_name(header)
     return tuple(tokenize(name)) if name else ()
+
+
+def declaration(header: str) -> tuple[tuple[str, ...], str]:
+    """(family tokens, name as written) of what ``header`` declares; ``((), "")`` for nothing."""
+    name = declared_name(header)
+    return (tuple(tokenize(name)), name) if name else ((), "")
 
 
 class SourceLines:

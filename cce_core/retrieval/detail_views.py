@@ -145,6 +145,43 @@ def first_line_view(content: str, level: str) -> str:
     return f"{first}\n{elision_marker(remaining)}"
 
 
+def bounded_view(content: str, max_chars: int) -> str:
+    """``content`` itself when it has at most ``max_chars`` characters, else its opening within that many.
+
+    For text that is served whole by design (a knowledge section has no
+    compact form): the leading lines that fit, then, when the next line does
+    not fit but enough room is left, that line cut at its last space with
+    ``…``, and one elision marker for the lines not shown at all. Whatever is
+    left out stays one ``expand_chunk`` away.
+    """
+    if len(content) <= max_chars:
+        return content
+    lines = split_lines(content)
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if size + len(line) + 1 > max_chars:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    shown = len(kept)
+    room = max_chars - size - 1  # the cut line's "…"
+    if shown < len(lines) and (room >= _MIN_PARTIAL_LINE or shown == 0):
+        part = lines[shown][:room]
+        space = part.rfind(" ")
+        if space > room // 2:
+            part = part[:space]
+        kept.append(part.rstrip(UNICODE_WHITESPACE) + "\u2026")
+        shown += 1
+    if shown < len(lines):
+        kept.append(elision_marker(len(lines) - shown))
+    return "\n".join(kept)
+
+
+# Below this much room a cut line would be a stub: the marker alone says more.
+_MIN_PARTIAL_LINE = 80
+
+
 def find_definition(root: Node, pack: LanguagePack) -> Node | None:
     """The first named node, in pre-order, whose kind is one of the pack's chunk kinds."""
     kinds = frozenset((*pack.function_types, *pack.class_types))

@@ -54,6 +54,7 @@ _CONFIG_EXTENSIONS = frozenset({"json", "yaml", "yml", "toml", "ini", "cfg", "co
 _STYLE_EXTENSIONS = frozenset({"css", "scss", "sass", "less", "styl"})
 _META_NAMES = ("license", "licence", "copying", "notice", "authors", "contributors", "changelog", "changes",
                "history", "news", "code_of_conduct", "contributing", "security", "codeowners", "maintainers")
+_SOURCE_DIRS = frozenset({"src", "lib", "source", "sources", "pkg", "internal", "app", "cmd", "crates"})
 _LOCKFILES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "cargo.lock", "gemfile.lock",
                         "poetry.lock", "pipfile.lock", "composer.lock", "go.sum", "uv.lock", "bun.lockb"})
 
@@ -78,15 +79,26 @@ def file_role(path: str) -> str:
         return GENERATED
     if _is_test(path, dirs, name, stem):
         return TEST
-    if any(d in _BENCH_DIRS for d in dirs) or stem.startswith("bench_") or stem.endswith("_bench"):
+    # Below a source folder, "benchmark" or "examples" is the project's own domain (hyperfine's
+    # src/benchmark/ is its core), not a side tree; only folders outside one mark a role.
+    outside = _outside_source(dirs)
+    if any(d in _BENCH_DIRS for d in outside) or stem.startswith("bench_") or stem.endswith("_bench"):
         return BENCH
-    if any(d in _EXAMPLE_DIRS for d in dirs):
+    if any(d in _EXAMPLE_DIRS for d in outside):
         return EXAMPLE
-    if any(d in _DOC_DIRS for d in dirs) or ext in _DOC_EXTENSIONS:
+    if any(d in _DOC_DIRS for d in outside) or ext in _DOC_EXTENSIONS:
         return DOCS
     if ext in _CONFIG_EXTENSIONS or name.startswith("."):
         return CONFIG
     return SOURCE
+
+
+def _outside_source(dirs: list[str]) -> list[str]:
+    """The folders above the first source folder (all of them when there is none)."""
+    for i, d in enumerate(dirs):
+        if d in _SOURCE_DIRS:
+            return dirs[:i]
+    return dirs
 
 
 def _is_test(path: str, dirs: list[str], name: str, stem: str) -> bool:

@@ -79,6 +79,11 @@ class Identifier:
         return self.parts[-1]
 
     @property
+    def written_name(self) -> str:
+        """The last part as the query wrote it (``$constructor`` in ``core.$constructor()``)."""
+        return re.split(r"\.|::|#|->", self.text.removesuffix("()"))[-1]
+
+    @property
     def qualifier(self) -> str | None:
         return self.parts[-2] if len(self.parts) > 1 else None
 

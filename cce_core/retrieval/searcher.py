@@ -124,7 +124,8 @@ class Searcher:
     Both give bit-identical results.
     """
 
-    def __init__(self, store: StoreData, embedder: Embedder, kernel: str = "auto", profile: str = FAMILY) -> None:
+    def __init__(self, store: StoreData, embedder: Embedder, kernel: str = "auto", profile: str = FAMILY,
+                 source_root: str | None = None) -> None:
         if kernel not in ("auto", "numpy", "lean"):
             raise ValueError(f"unknown kernel {kernel!r}")
         if profile not in PROFILE_NAMES:
@@ -132,6 +133,8 @@ class Searcher:
         # The library keeps the family's ranking unless told otherwise; every front end passes
         # the profile that retrieval.profiles.resolve_profile chose.
         self.profile = profile
+        # Where the indexed files are, for an in-memory store (a loaded store at ROOT/.cce/ knows its root).
+        self.source_root = source_root
         self.store = store
         self.embedder = embedder
         self.kernel_choice = kernel
@@ -211,7 +214,7 @@ class Searcher:
     def default_ranker(self) -> DefaultRanker:
         from cce_core.retrieval.default_ranking import DefaultRanker
 
-        return DefaultRanker(self.store)
+        return DefaultRanker(self.store, source_root=self.source_root)
 
     def _rank_default(self, query: str, cosines: Cosines, top_k: int, graph: bool) -> list[tuple[int, float]]:
         """The default profile (retrieval.default_ranking); graph neighbours join its candidates."""

@@ -29,6 +29,9 @@ def bench(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
     embedder: Annotated[str, typer.Option(
         help="Embedder to index with: hash (default) or any installed one, as for cce index.")] = "hash",
+    ranking: Annotated[str | None, typer.Option(
+        "--ranking", help="Ranking profile: default or family (the pinned table). Else CCE_RANKING_PROFILE, "
+                          "then default.")] = None,
     store: Annotated[
         Path | None, typer.Option(help="Accepted for compatibility with the other engines and ignored: the bench "
                                        "always indexes REPO_DIR in memory.")
@@ -42,8 +45,10 @@ def bench(
     require_dir(repo_dir)
     host = command_host()
     emb = host.embedder("hash") if embedder == "hash" else host.ready_embedder(embedder, "index")
+    from cce_core.retrieval.profiles import resolve_profile
+
     report = run_bench(repo_dir, lang=lang, name=name, commit=commit, queries_file=queries, host=host,
-                       embedder=emb)
+                       embedder=emb, profile=resolve_profile(ranking))
     if output is not None:
         try:
             atomic_write(output, report.markdown().encode("utf-8"))
