@@ -22,9 +22,11 @@ docs/BENCHMARKS.md and explained in docs/relevance.md):
    the like are multiplied down unless the query asks for them; a file the
    query names by path is lifted.
 6. **Diversity**: at most three chunks per file, as in the family.
-7. **Graph**: the import neighbours of the leading files join the candidates
-   and are ranked by the same score; nothing is appended after the ranking,
-   so an answer never exceeds ``top_k`` and never carries zero-score rows.
+7. **No graph padding.** The family appends import neighbours after the
+   ranking (zero-score rows past ``top_k``). Here nothing is appended: an
+   answer never exceeds ``top_k``. Letting neighbours compete as candidates
+   changed no answer on the labeled sets, so the default does not read the
+   graph at all (``--no-graph`` makes no difference under it).
 
 The hash vector stays one of the three signals; a semantic embedder plugs in
 through the same place.
@@ -33,7 +35,7 @@ through the same place.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,9 +55,12 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 MAX_CHUNKS_PER_FILE = 3
 CHUNK_POOL = 150
 VECTOR_POOL = 60
-FILE_POOL = 40
+FILE_POOL = 30
 CHUNKS_PER_POOLED_FILE = 2
 DEFINITION_SCAN_LIMIT = 4000
+# Files at or above this role weight have their declarations read first.
+PREFERRED_ROLE_WEIGHT = 0.5
+DECLARER_CACHE_NAMES = 4096
 # Whole-file chunks larger than this are not searched line by line for a declaration.
 MODULE_SCAN_CHARS = 256 * 1024
 # Tiny chunks are scored as if at least this share of an average chunk long.
@@ -73,7 +78,6 @@ EXACT_NAME_BONUS = 0.3
 # A one-line "definition" is mostly a forward declaration or a type named in a parameter list.
 ONE_LINE_DEFINITION_SHARE = 0.5
 PATH_BONUS = 0.5
-GRAPH_NEIGHBOUR_FILES = 3
 
 
 @dataclass
@@ -85,7 +89,6 @@ class Stages:
     roles: bool = True
     tiny_chunks: bool = True
     query_analysis: bool = True
-    graph: bool = True
 
 
 class DefaultRanker:
@@ -110,7 +113,21 @@ class DefaultRanker:
         self.file_len = np.bincount(self.file_of, weights=self.doc_len, minlength=len(files)) if n_chunks else \
             np.zeros(len(files))
         self.source_lines = SourceLines(Path(source_root) if source_root is not None else _tree_root(store))
+        # Ids and (type, lines) are read from the store's columns: building a whole chunk decodes its text.
+        self.chunk_ids = store.chunk_ids
+        read_meta = _column_reader(store)
+        meta_cache: dict[int, tuple[str, int, int]] = {}
+
+        def meta_of(idx: int) -> tuple[str, int, int]:
+            found = meta_cache.get(idx)
+            if found is None:
+                found = meta_cache[idx] = read_meta(idx)
+            return found
+
+        self._meta_of = meta_of
         self._headers: dict[int, tuple[tuple[str, ...], str]] = {}
+        self._plain_role_weights: dict[int, float] = {}
+        self._declarer_cache: dict[tuple[str, str], list[tuple[int, str]]] = {}
 
     # -- signals ---------------------------------------------------------------------------------
 
@@ -155,10 +172,11 @@ class DefaultRanker:
         """(tokens, name as written) of what chunk ``idx`` declares (module chunks declare nothing)."""
         cached = self._headers.get(idx)
         if cached is None:
-            chunk = self.store.chunks[idx]
-            if chunk.chunk_type == "module":
+            chunk_type, _start, _end = self._meta_of(idx)
+            if chunk_type == "module":
                 cached = ((), "")
             else:
+                chunk = self.store.chunks[idx]
                 header = header_of(chunk.content, chunk.file_path, chunk.start_line, self.source_lines)
                 cached = declaration(header)
             self._headers[idx] = cached
@@ -178,24 +196,14 @@ class DefaultRanker:
         else:
             bonus = DEFINITION_BONUS_QUESTION
         found: dict[int, float] = {}
-        source = self.store.bm25_source
         for ident in analysis.identifiers:
-            hit = source.postings(ident.name)
-            if hit is None:
-                continue
-            docs = hit[0][:DEFINITION_SCAN_LIMIT]
             written = ident.written_name
-            for idx in docs.tolist():
-                tokens, raw = self._declaration(idx)
-                if tokens != (ident.name,):
-                    if not self._module_declares(idx, written):
-                        continue
-                    tokens, raw = (ident.name,), written
+            for idx, raw in self._declarers(ident.name, written):
                 value = bonus
                 if raw == written:
                     value += EXACT_NAME_BONUS * bonus
-                chunk = self.store.chunks[idx]
-                if chunk.start_line == chunk.end_line:
+                _type, start, end = self._meta_of(idx)
+                if start == end:
                     value *= ONE_LINE_DEFINITION_SHARE
                 if ident.qualifier is not None and self._enclosed_by(idx, ident.qualifier):
                     value += QUALIFIER_BONUS
@@ -205,12 +213,55 @@ class DefaultRanker:
                     found[idx] = value
         return found
 
+    def _declarers(self, name: str, written: str) -> list[tuple[int, str]]:
+        """The chunks declaring the token ``name`` (with the name as written), remembered per name.
+
+        A resident server answers the same names again and again; the scan reads
+        chunk headers, so its result is kept for the searcher's lifetime.
+        """
+        key = (name, written)
+        cached = self._declarer_cache.get(key)
+        if cached is not None:
+            return cached
+        out: list[tuple[int, str]] = []
+        hit = self.store.bm25_source.postings(name)
+        if hit is not None:
+            for idx in self._definition_scan_order(hit[0]):
+                tokens, raw = self._declaration(idx)
+                if tokens == (name,):
+                    out.append((idx, raw))
+                elif self._module_declares(idx, written):
+                    out.append((idx, written))
+        if len(self._declarer_cache) >= DECLARER_CACHE_NAMES:
+            self._declarer_cache.pop(next(iter(self._declarer_cache)))
+        self._declarer_cache[key] = out
+        return out
+
+    def _definition_scan_order(self, docs: np.ndarray) -> list[int]:
+        """The chunks worth reading a header of: outside files the roles hold back first, at most a limit.
+
+        Reading a header decodes the chunk's text, so the thousands of test chunks
+        that call a popular name are looked at only after the source's.
+        """
+        if not self.stages.roles:
+            return docs[:DEFINITION_SCAN_LIMIT].tolist()
+        preferred: list[int] = []
+        rest: list[int] = []
+        weights = self._plain_role_weights
+        for idx, f in zip(docs.tolist(), self.file_of[docs].tolist(), strict=True):
+            weight = weights.get(f)
+            if weight is None:
+                weight = weights[f] = role_weight(self.paths[f], frozenset())
+            (preferred if weight >= PREFERRED_ROLE_WEIGHT else rest).append(idx)
+        return (preferred + rest)[:DEFINITION_SCAN_LIMIT]
+
     def _module_declares(self, idx: int, written: str) -> bool:
         """Whether a whole-file chunk (a file no pack cut into functions) has a line declaring ``written``."""
-        chunk = self.store.chunks[idx]
-        if chunk.chunk_type != "module" or len(chunk.content) > MODULE_SCAN_CHARS or not written:
+        if self._meta_of(idx)[0] != "module" or not written:
             return False
-        content = chunk.content
+        content = self.store.chunks[idx].content
+        if len(content) > MODULE_SCAN_CHARS:
+            return False
         at = content.find(written)
         while at >= 0:
             line_start = content.rfind("\n", 0, at) + 1
@@ -223,22 +274,19 @@ class DefaultRanker:
 
     def _enclosed_by(self, idx: int, qualifier: str) -> bool:
         """Whether a chunk of the same file that spans ``idx`` declares ``qualifier``."""
-        chunks = self.store.chunks
-        inner = chunks[idx]
+        _type, inner_start, inner_end = self._meta_of(idx)
         file_index = int(self.file_of[idx])
         for other in range(int(self.starts[file_index]), int(self.ends[file_index])):
             if other == idx:
                 continue
-            outer = chunks[other]
-            if outer.start_line <= inner.start_line and outer.end_line >= inner.end_line and \
-                    self._declared(other) == (qualifier,):
+            _other_type, start, end = self._meta_of(other)
+            if start <= inner_start and end >= inner_end and self._declared(other) == (qualifier,):
                 return True
         return False
 
     # -- the ranking -----------------------------------------------------------------------------
 
-    def rank(self, query: str, cosines: Cosines, top_k: int, graph: bool,
-             neighbours: Sequence[str] | None = None) -> list[tuple[int, float]]:
+    def rank(self, query: str, cosines: Cosines, top_k: int) -> list[tuple[int, float]]:
         import numpy as np
 
         if top_k <= 0 or not len(self.doc_len):
@@ -261,25 +309,7 @@ class DefaultRanker:
                 self._add_file_chunks(candidates, f, chunk_scores)
 
         scored = self._score(list(candidates), analysis, chunk_scores, file_scores, definitions, cosines)
-        ranked = self._diversify(scored, top_k)
-        if graph and self.stages.graph and neighbours is not None and ranked:
-            for path in neighbours:
-                span = self.store.file_span(path)
-                if span is not None:
-                    self._add_file_chunks(candidates, int(self.file_of[span[0]]) if span[1] > span[0] else -1,
-                                          chunk_scores)
-            scored = self._score(list(candidates), analysis, chunk_scores, file_scores, definitions, cosines)
-            ranked = self._diversify(scored, top_k)
-        return ranked
-
-    def top_files(self, ranked: list[tuple[int, float]]) -> list[str]:
-        """The distinct files of the leading results, for the graph step."""
-        seen: dict[str, None] = {}
-        for idx, _ in ranked:
-            seen[self.paths[int(self.file_of[idx])]] = None
-            if len(seen) >= GRAPH_NEIGHBOUR_FILES:
-                break
-        return list(seen)
+        return self._diversify(scored, top_k)
 
     def _add_file_chunks(self, candidates: dict[int, None], file_index: int, chunk_scores: np.ndarray) -> None:
         import numpy as np
@@ -295,33 +325,42 @@ class DefaultRanker:
 
     def _score(self, candidates: list[int], analysis: QueryAnalysis, chunk_scores: np.ndarray,
                file_scores: np.ndarray, definitions: dict[int, float], cosines: Cosines) -> list[tuple[int, float]]:
+        """Every candidate's final score, best first; equal six-decimal scores go by chunk id."""
+        import numpy as np
+
         if not candidates:
             return []
         cosines.ensure(candidates)
-        max_chunk = float(chunk_scores.max()) if len(chunk_scores) else 0.0
-        max_file = float(file_scores.max()) if len(file_scores) else 0.0
-        cos = {i: max(cosines.at(i), 0.0) for i in candidates}
-        max_cos = max(cos.values(), default=0.0)
+        rows = np.asarray(candidates, dtype=np.int64)
+        files = self.file_of[rows]
+        max_chunk = float(chunk_scores.max())
+        max_file = float(file_scores.max())
+        cos = np.maximum(np.fromiter((cosines.at(i) for i in candidates), dtype=np.float64, count=len(rows)), 0.0)
+        max_cos = float(cos.max())
         w_chunk, w_file, w_vec = LONG_WEIGHTS if analysis.is_long else SHORT_WEIGHTS
         if not self.stages.file_view:
             w_chunk, w_file = w_chunk + w_file, 0.0
+        score = np.zeros(len(rows), dtype=np.float64)
+        if max_chunk > 0:
+            score += w_chunk * (chunk_scores[rows] / max_chunk)
+        if max_file > 0:
+            score += w_file * (file_scores[files] / max_file)
+        if max_cos > 0:
+            score += w_vec * (cos / max_cos)
+        if definitions:
+            score += np.fromiter((definitions.get(i, 0.0) for i in candidates), dtype=np.float64, count=len(rows))
+        per_file: dict[int, float] = {}
         intents = analysis.intents
-        chunks = self.store.chunks
-        out: list[tuple[int, float]] = []
-        for idx in candidates:
-            file_index = int(self.file_of[idx])
-            path = self.paths[file_index]
-            c = float(chunk_scores[idx]) / max_chunk if max_chunk > 0 else 0.0
-            f = float(file_scores[file_index]) / max_file if max_file > 0 else 0.0
-            v = cos[idx] / max_cos if max_cos > 0 else 0.0
-            score = w_chunk * c + w_file * f + w_vec * v + definitions.get(idx, 0.0)
-            if analysis.paths and _names_file(path, analysis.paths):
-                score += PATH_BONUS
-            if self.stages.roles:
-                score *= role_weight(path, intents)
-            out.append((idx, score))
-        out.sort(key=lambda item: (-score_key(item[1]), chunks[item[0]].chunk_id))
-        return out
+        for f in np.unique(files).tolist():
+            path = self.paths[f]
+            factor = role_weight(path, intents) if self.stages.roles else 1.0
+            bonus = PATH_BONUS if analysis.paths and _names_file(path, analysis.paths) else 0.0
+            per_file[f] = factor if not bonus else -factor  # sign marks the path bonus, undone below
+        factors = np.fromiter((abs(per_file[f]) for f in files.tolist()), dtype=np.float64, count=len(rows))
+        bonuses = np.fromiter((PATH_BONUS if per_file[f] < 0 else 0.0 for f in files.tolist()), dtype=np.float64,
+                              count=len(rows))
+        score = (score + bonuses) * factors
+        return _ordered(candidates, score, self.chunk_ids)
 
     def _diversify(self, scored: list[tuple[int, float]], top_k: int) -> list[tuple[int, float]]:
         per_file: dict[int, int] = {}
@@ -339,6 +378,28 @@ class DefaultRanker:
         return kept
 
 
+def _ordered(candidates: list[int], scores: np.ndarray, ids: Sequence[str]) -> list[tuple[int, float]]:
+    """``(candidate, score)`` with a positive six-decimal key, best first; only equal keys read chunk ids."""
+    import numpy as np
+
+    keys = np.floor(scores * 1e6 + 0.5).astype(np.int64)  # scores are >= 0: half rounds away from zero
+    live = np.flatnonzero(keys > 0)
+    order = live[np.argsort(-keys[live], kind="stable")].tolist()
+    key_list = keys.tolist()
+    out: list[tuple[int, float]] = []
+    i = 0
+    while i < len(order):
+        j = i + 1
+        while j < len(order) and key_list[order[j]] == key_list[order[i]]:
+            j += 1
+        group = order[i:j]
+        if len(group) > 1:
+            group.sort(key=lambda g: ids[candidates[g]])
+        out.extend((candidates[g], float(scores[g])) for g in group)
+        i = j
+    return out
+
+
 def _names_file(path: str, query_paths: list[str]) -> bool:
     lower = path.lower()
     name = lower.rsplit("/", 1)[-1]
@@ -354,3 +415,24 @@ def _tree_root(store: StoreData) -> Path | None:
     if path.parent.name != ".cce":
         return None
     return path.parent.parent
+
+
+def _column_reader(store: StoreData) -> Callable[[int], tuple[str, int, int]]:
+    """``idx -> (chunk_type, start_line, end_line)`` without decoding the chunk's text."""
+    from cce_core.indexing.store import SegmentedStore
+
+    if not isinstance(store, SegmentedStore):
+        chunks = store.chunks
+
+        def from_chunks(idx: int) -> tuple[str, int, int]:
+            chunk = chunks[idx]
+            return chunk.chunk_type, chunk.start_line, chunk.end_line
+
+        return from_chunks
+
+    def from_columns(idx: int) -> tuple[str, int, int]:
+        segment, local = store.locate(idx)
+        kind = segment.strings["chunk_type"][segment.view("chunk_type")[local]]
+        return kind, int(segment.view("start_line")[local]), int(segment.view("end_line")[local])
+
+    return from_columns

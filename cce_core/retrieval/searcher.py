@@ -217,17 +217,9 @@ class Searcher:
         return DefaultRanker(self.store, source_root=self.source_root)
 
     def _rank_default(self, query: str, cosines: Cosines, top_k: int, graph: bool) -> list[tuple[int, float]]:
-        """The default profile (retrieval.default_ranking); graph neighbours join its candidates."""
-        ranker = self.default_ranker
-        first = ranker.rank(query, cosines, top_k, graph=False)
-        if not graph or not first:
-            return first
-        top_files = ranker.top_files(first)
-        adjacent = self._neighbours_of(top_files)
-        neighbours = list(dict.fromkeys(nb for f in top_files for nb in adjacent.get(f, [])))
-        if not neighbours:
-            return first
-        return ranker.rank(query, cosines, top_k, graph=True, neighbours=neighbours)
+        """The default profile (retrieval.default_ranking); it appends no graph rows (see its docstring)."""
+        del graph
+        return self.default_ranker.rank(query, cosines, top_k)
 
     def _rank(self, query: str, query_tokens: list[str], kernel: Kernel, cosines: Cosines,
               top_k: int) -> list[tuple[int, float]]:
