@@ -207,3 +207,20 @@ def test_relevance_compares_profiles_with_a_paired_test(tmp_path: Path) -> None:
     assert report["schema"] == "cce.relevance.profiles/v1"
     assert [p["profile"] for p in report["profiles"]] == ["family", "default"]
     assert report["comparison"]["mrr"]["n"] == 7
+
+
+def test_plain_and_vectorised_lexical_scores_are_bit_identical(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh CLI search (plain Python) and the MCP server (numpy loaded) must rank identically."""
+    import sys
+
+    from cce_core.retrieval.default_ranking import DefaultRanker
+
+    host = default_host()
+    data, _ = build_index(str(repo), host, host.embedder("hash"), protect_secrets=True)
+    ranker = DefaultRanker(data)
+    for query in ("sign_cookie", "how is the session cookie signed with the secret key", "App.respond hashlib"):
+        vectorised = ranker._bm25_vectorised(analyse(query))
+        monkeypatch.delitem(sys.modules, "numpy")
+        plain = ranker._bm25(analyse(query))
+        monkeypatch.undo()
+        assert plain == vectorised and plain[0]

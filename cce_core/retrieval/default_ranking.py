@@ -34,23 +34,25 @@ through the same place.
 
 from __future__ import annotations
 
+import heapq
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cce_core.foundation.textrules import score_key
 from cce_core.indexing.bm25 import BM25_B, BM25_K1
 from cce_core.retrieval.definitions import SourceLines, declaration, declared_name, header_of
 from cce_core.retrieval.file_roles import role_weight
+from cce_core.retrieval.plain_postings import PlainPostings
 from cce_core.retrieval.query_analysis import QueryAnalysis, analyse
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    import numpy as np
-
     from cce_core.indexing.store import StoreData
-    from cce_core.retrieval.searcher import Cosines
+    from cce_core.retrieval.kernel_types import Cosines
 
 MAX_CHUNKS_PER_FILE = 3
 CHUNK_POOL = 150
@@ -92,26 +94,27 @@ class Stages:
 
 
 class DefaultRanker:
-    """The default profile's ranking over one loaded store (built once per searcher)."""
+    """The default profile's ranking over one loaded store (built once per searcher).
+
+    Plain Python over the query's postings and its candidates (no numpy):
+    see :mod:`cce_core.retrieval.plain_postings` for why.
+    """
 
     def __init__(self, store: StoreData, stages: Stages | None = None, source_root: str | None = None) -> None:
-        import numpy as np
-
         self.store = store
         self.stages = stages or Stages()
         files = store.files
         self.paths = [f.path for f in files]
-        starts = np.fromiter((f.first_chunk for f in files), dtype=np.int64, count=len(files))
-        counts = np.fromiter((f.chunk_count for f in files), dtype=np.int64, count=len(files))
-        self.starts = starts
-        self.ends = starts + counts
-        n_chunks = len(store.chunks)
-        self.file_of = np.repeat(np.arange(len(files), dtype=np.int64), counts) if n_chunks else \
-            np.zeros(0, dtype=np.int64)
-        source = store.bm25_source
-        self.doc_len = np.asarray(source.doc_len, dtype=np.float64)
-        self.file_len = np.bincount(self.file_of, weights=self.doc_len, minlength=len(files)) if n_chunks else \
-            np.zeros(len(files))
+        self.starts = [f.first_chunk for f in files]
+        self.ends = [f.first_chunk + f.chunk_count for f in files]
+        self.file_of: list[int] = []
+        for f, entry in enumerate(files):
+            self.file_of.extend([f] * entry.chunk_count)
+        self.postings = PlainPostings(store)
+        self.doc_len = self.postings.doc_len
+        self.file_len = [0] * len(files)
+        for idx, length in enumerate(self.doc_len):
+            self.file_len[self.file_of[idx]] += length
         self.source_lines = SourceLines(Path(source_root) if source_root is not None else _tree_root(store))
         # Ids and (type, lines) are read from the store's columns: building a whole chunk decodes its text.
         self.chunk_ids = store.chunk_ids
@@ -131,42 +134,89 @@ class DefaultRanker:
 
     # -- signals ---------------------------------------------------------------------------------
 
-    def _bm25(self, analysis: QueryAnalysis) -> tuple[np.ndarray, np.ndarray]:
-        """Weighted chunk BM25 and file BM25 for the query's terms."""
-        import numpy as np
+    def _bm25(self, analysis: QueryAnalysis) -> tuple[dict[int, float], dict[int, float]]:
+        """Weighted chunk BM25 and file BM25 of the query's terms (only what scores is present).
 
+        With numpy already loaded (a resident server, an in-memory index) the
+        same expression runs vectorised, in the same operation order, so both
+        forms give bit-identical scores (a test compares them); a fresh process
+        stays in plain Python rather than pay numpy's import.
+        """
+        if "numpy" in sys.modules and self.doc_len:
+            return self._bm25_vectorised(analysis)
         n = len(self.doc_len)
         n_files = len(self.paths)
-        chunk_scores = np.zeros(n, dtype=np.float64)
-        file_scores = np.zeros(n_files, dtype=np.float64)
+        chunk_scores: dict[int, float] = {}
+        file_scores: dict[int, float] = {}
         if n == 0:
             return chunk_scores, file_scores
-        avgdl = float(self.doc_len.sum()) / n or 1.0
-        dl = self.doc_len
-        if self.stages.tiny_chunks:
-            dl = np.maximum(dl, MIN_LENGTH_SHARE * avgdl)
-        avgfl = float(self.file_len.sum()) / max(n_files, 1) or 1.0
+        avgdl = (sum(self.doc_len) / n) or 1.0
+        floor = MIN_LENGTH_SHARE * avgdl if self.stages.tiny_chunks else 0.0
+        avgfl = (sum(self.file_len) / max(n_files, 1)) or 1.0
         weights = analysis.term_weights if self.stages.query_analysis else {t: 1.0 for t in analysis.tokens}
+        doc_len, file_of, file_len = self.doc_len, self.file_of, self.file_len
+        k1, b = BM25_K1, BM25_B
+        for term, weight in weights.items():
+            hits = self.postings.postings(term)
+            if not hits:
+                continue
+            idf = math.log(1.0 + (n - len(hits) + 0.5) / (len(hits) + 0.5))
+            per_file: dict[int, int] = {}
+            for doc, tf in hits:
+                dl = doc_len[doc] if doc_len[doc] > floor else floor
+                chunk_scores[doc] = chunk_scores.get(doc, 0.0) + \
+                    weight * idf * tf * (k1 + 1.0) / (tf + k1 * ((1.0 - b) + b * dl / avgdl))
+                f = file_of[doc]
+                per_file[f] = per_file.get(f, 0) + tf
+            if self.stages.file_view:
+                fidf = math.log(1.0 + (n_files - len(per_file) + 0.5) / (len(per_file) + 0.5))
+                for f, ftf in per_file.items():
+                    norm = k1 * ((1.0 - b) + b * file_len[f] / avgfl)
+                    file_scores[f] = file_scores.get(f, 0.0) + weight * fidf * ftf * (k1 + 1.0) / (ftf + norm)
+        return chunk_scores, file_scores
+
+    @cached_property
+    def _arrays(self) -> tuple[Any, Any, Any]:
+        import numpy as np
+
+        return (np.asarray(self.doc_len, dtype=np.float64), np.asarray(self.file_of, dtype=np.int64),
+                np.asarray(self.file_len, dtype=np.float64))
+
+    def _bm25_vectorised(self, analysis: QueryAnalysis) -> tuple[dict[int, float], dict[int, float]]:
+        import numpy as np
+
+        doc_len, file_of, file_len = self._arrays
+        n = len(self.doc_len)
+        n_files = len(self.paths)
+        avgdl = (sum(self.doc_len) / n) or 1.0
+        floor = MIN_LENGTH_SHARE * avgdl if self.stages.tiny_chunks else 0.0
+        avgfl = (sum(self.file_len) / max(n_files, 1)) or 1.0
+        weights = analysis.term_weights if self.stages.query_analysis else {t: 1.0 for t in analysis.tokens}
+        k1, b = BM25_K1, BM25_B
+        chunk_scores = np.zeros(n, dtype=np.float64)
+        file_scores = np.zeros(n_files, dtype=np.float64)
         source = self.store.bm25_source
         for term, weight in weights.items():
             hit = source.postings(term)
-            if hit is None:
+            if hit is None or not len(hit[0]):
                 continue
-            docs, tfs = hit
-            tf = tfs.astype(np.float64)
-            df = len(docs)
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            norm = BM25_K1 * ((1.0 - BM25_B) + BM25_B * dl[docs] / avgdl)
-            chunk_scores[docs] += weight * idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+            docs = hit[0].astype(np.int64)
+            tf = hit[1].astype(np.float64)
+            idf = math.log(1.0 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
+            dl = doc_len[docs]
+            dl = np.where(dl > floor, dl, floor)
+            chunk_scores[docs] += weight * idf * tf * (k1 + 1.0) / (tf + k1 * ((1.0 - b) + b * dl / avgdl))
             if self.stages.file_view:
-                per_file = np.bincount(self.file_of[docs], weights=tf, minlength=n_files)
+                per_file = np.bincount(file_of[docs], weights=tf, minlength=n_files)
                 present = np.flatnonzero(per_file)
-                fdf = len(present)
-                fidf = math.log(1.0 + (n_files - fdf + 0.5) / (fdf + 0.5))
+                fidf = math.log(1.0 + (n_files - len(present) + 0.5) / (len(present) + 0.5))
                 ftf = per_file[present]
-                fnorm = BM25_K1 * ((1.0 - BM25_B) + BM25_B * self.file_len[present] / avgfl)
-                file_scores[present] += weight * fidf * ftf * (BM25_K1 + 1.0) / (ftf + fnorm)
-        return chunk_scores, file_scores
+                norm = k1 * ((1.0 - b) + b * file_len[present] / avgfl)
+                file_scores[present] += weight * fidf * ftf * (k1 + 1.0) / (ftf + norm)
+        hit_docs = np.flatnonzero(chunk_scores)
+        hit_files = np.flatnonzero(file_scores)
+        return (dict(zip(hit_docs.tolist(), chunk_scores[hit_docs].tolist(), strict=True)),
+                dict(zip(hit_files.tolist(), file_scores[hit_files].tolist(), strict=True)))
 
     def _declaration(self, idx: int) -> tuple[tuple[str, ...], str]:
         """(tokens, name as written) of what chunk ``idx`` declares (module chunks declare nothing)."""
@@ -224,9 +274,9 @@ class DefaultRanker:
         if cached is not None:
             return cached
         out: list[tuple[int, str]] = []
-        hit = self.store.bm25_source.postings(name)
-        if hit is not None:
-            for idx in self._definition_scan_order(hit[0]):
+        hits = self.postings.postings(name)
+        if hits:
+            for idx in self._definition_scan_order([doc for doc, _tf in hits]):
                 tokens, raw = self._declaration(idx)
                 if tokens == (name,):
                     out.append((idx, raw))
@@ -237,18 +287,19 @@ class DefaultRanker:
         self._declarer_cache[key] = out
         return out
 
-    def _definition_scan_order(self, docs: np.ndarray) -> list[int]:
+    def _definition_scan_order(self, docs: list[int]) -> list[int]:
         """The chunks worth reading a header of: outside files the roles hold back first, at most a limit.
 
         Reading a header decodes the chunk's text, so the thousands of test chunks
         that call a popular name are looked at only after the source's.
         """
         if not self.stages.roles:
-            return docs[:DEFINITION_SCAN_LIMIT].tolist()
+            return docs[:DEFINITION_SCAN_LIMIT]
         preferred: list[int] = []
         rest: list[int] = []
         weights = self._plain_role_weights
-        for idx, f in zip(docs.tolist(), self.file_of[docs].tolist(), strict=True):
+        for idx in docs:
+            f = self.file_of[idx]
             weight = weights.get(f)
             if weight is None:
                 weight = weights[f] = role_weight(self.paths[f], frozenset())
@@ -287,80 +338,58 @@ class DefaultRanker:
     # -- the ranking -----------------------------------------------------------------------------
 
     def rank(self, query: str, cosines: Cosines, top_k: int) -> list[tuple[int, float]]:
-        import numpy as np
-
-        if top_k <= 0 or not len(self.doc_len):
+        if top_k <= 0 or not self.doc_len:
             return []
         analysis = analyse(query)
         chunk_scores, file_scores = self._bm25(analysis)
         definitions = self._definitions(analysis)
 
         candidates: dict[int, None] = {}
-        positive = np.flatnonzero(chunk_scores > 0.0)
-        if positive.size:
-            best = positive[np.argsort(-chunk_scores[positive], kind="stable")[:CHUNK_POOL]]
-            candidates.update(dict.fromkeys(best.tolist()))
+        candidates.update(dict.fromkeys(_top(chunk_scores, CHUNK_POOL)))
         candidates.update(dict.fromkeys(int(i) for i in cosines.top(VECTOR_POOL)))
         candidates.update(dict.fromkeys(definitions))
-        top_files = np.flatnonzero(file_scores > 0.0)
-        if top_files.size:
-            top_files = top_files[np.argsort(-file_scores[top_files], kind="stable")[:FILE_POOL]]
-            for f in top_files.tolist():
-                self._add_file_chunks(candidates, f, chunk_scores)
+        pooled = _top(file_scores, FILE_POOL)
+        if pooled:
+            for chunks in _best_per_file(chunk_scores, self.file_of, set(pooled)).values():
+                candidates.update(dict.fromkeys(chunks))
 
         scored = self._score(list(candidates), analysis, chunk_scores, file_scores, definitions, cosines)
         return self._diversify(scored, top_k)
 
-    def _add_file_chunks(self, candidates: dict[int, None], file_index: int, chunk_scores: np.ndarray) -> None:
-        import numpy as np
-
-        if file_index < 0:
-            return
-        lo, hi = int(self.starts[file_index]), int(self.ends[file_index])
-        if hi <= lo:
-            return
-        local = chunk_scores[lo:hi]
-        order = np.argsort(-local, kind="stable")[:CHUNKS_PER_POOLED_FILE]
-        candidates.update(dict.fromkeys((lo + order).tolist()))
-
-    def _score(self, candidates: list[int], analysis: QueryAnalysis, chunk_scores: np.ndarray,
-               file_scores: np.ndarray, definitions: dict[int, float], cosines: Cosines) -> list[tuple[int, float]]:
+    def _score(self, candidates: list[int], analysis: QueryAnalysis, chunk_scores: dict[int, float],
+               file_scores: dict[int, float], definitions: dict[int, float], cosines: Cosines
+               ) -> list[tuple[int, float]]:
         """Every candidate's final score, best first; equal six-decimal scores go by chunk id."""
-        import numpy as np
-
         if not candidates:
             return []
         cosines.ensure(candidates)
-        rows = np.asarray(candidates, dtype=np.int64)
-        files = self.file_of[rows]
-        max_chunk = float(chunk_scores.max())
-        max_file = float(file_scores.max())
-        cos = np.maximum(np.fromiter((cosines.at(i) for i in candidates), dtype=np.float64, count=len(rows)), 0.0)
-        max_cos = float(cos.max())
+        max_chunk = max(chunk_scores.values(), default=0.0)
+        max_file = max(file_scores.values(), default=0.0)
+        cos = {i: max(cosines.at(i), 0.0) for i in candidates}
+        max_cos = max(cos.values(), default=0.0)
         w_chunk, w_file, w_vec = LONG_WEIGHTS if analysis.is_long else SHORT_WEIGHTS
         if not self.stages.file_view:
             w_chunk, w_file = w_chunk + w_file, 0.0
-        score = np.zeros(len(rows), dtype=np.float64)
-        if max_chunk > 0:
-            score += w_chunk * (chunk_scores[rows] / max_chunk)
-        if max_file > 0:
-            score += w_file * (file_scores[files] / max_file)
-        if max_cos > 0:
-            score += w_vec * (cos / max_cos)
-        if definitions:
-            score += np.fromiter((definitions.get(i, 0.0) for i in candidates), dtype=np.float64, count=len(rows))
-        per_file: dict[int, float] = {}
         intents = analysis.intents
-        for f in np.unique(files).tolist():
-            path = self.paths[f]
-            factor = role_weight(path, intents) if self.stages.roles else 1.0
-            bonus = PATH_BONUS if analysis.paths and _names_file(path, analysis.paths) else 0.0
-            per_file[f] = factor if not bonus else -factor  # sign marks the path bonus, undone below
-        factors = np.fromiter((abs(per_file[f]) for f in files.tolist()), dtype=np.float64, count=len(rows))
-        bonuses = np.fromiter((PATH_BONUS if per_file[f] < 0 else 0.0 for f in files.tolist()), dtype=np.float64,
-                              count=len(rows))
-        score = (score + bonuses) * factors
-        return _ordered(candidates, score, self.chunk_ids)
+        file_factor: dict[int, tuple[float, float]] = {}
+        scores: list[float] = []
+        for idx in candidates:
+            f = self.file_of[idx]
+            factor = file_factor.get(f)
+            if factor is None:
+                path = self.paths[f]
+                weight = role_weight(path, intents) if self.stages.roles else 1.0
+                bonus = PATH_BONUS if analysis.paths and _names_file(path, analysis.paths) else 0.0
+                factor = file_factor[f] = (weight, bonus)
+            score = definitions.get(idx, 0.0) + factor[1]
+            if max_chunk > 0:
+                score += w_chunk * chunk_scores.get(idx, 0.0) / max_chunk
+            if max_file > 0:
+                score += w_file * file_scores.get(f, 0.0) / max_file
+            if max_cos > 0:
+                score += w_vec * cos[idx] / max_cos
+            scores.append(score * factor[0])
+        return _ordered(candidates, scores, self.chunk_ids)
 
     def _diversify(self, scored: list[tuple[int, float]], top_k: int) -> list[tuple[int, float]]:
         per_file: dict[int, int] = {}
@@ -378,24 +407,35 @@ class DefaultRanker:
         return kept
 
 
-def _ordered(candidates: list[int], scores: np.ndarray, ids: Sequence[str]) -> list[tuple[int, float]]:
-    """``(candidate, score)`` with a positive six-decimal key, best first; only equal keys read chunk ids."""
-    import numpy as np
+def _best_per_file(chunk_scores: dict[int, float], file_of: list[int], files: set[int]) -> dict[int, list[int]]:
+    """The ``CHUNKS_PER_POOLED_FILE`` best-scoring chunks of each of ``files`` (ties by position)."""
+    best: dict[int, list[tuple[float, int]]] = {}
+    for idx, score in chunk_scores.items():
+        f = file_of[idx]
+        if f in files:
+            best.setdefault(f, []).append((-score, idx))
+    return {f: [idx for _s, idx in heapq.nsmallest(CHUNKS_PER_POOLED_FILE, rows)] for f, rows in best.items()}
 
-    keys = np.floor(scores * 1e6 + 0.5).astype(np.int64)  # scores are >= 0: half rounds away from zero
-    live = np.flatnonzero(keys > 0)
-    order = live[np.argsort(-keys[live], kind="stable")].tolist()
-    key_list = keys.tolist()
+
+def _top(scores: dict[int, float], limit: int) -> list[int]:
+    """The ``limit`` best-scoring keys (positive scores only), ties by key."""
+    return [k for k, v in heapq.nsmallest(limit, scores.items(), key=lambda kv: (-kv[1], kv[0])) if v > 0.0]
+
+
+def _ordered(candidates: list[int], scores: list[float], ids: Sequence[str]) -> list[tuple[int, float]]:
+    """``(candidate, score)`` with a positive six-decimal key, best first; only equal keys read chunk ids."""
+    keys = [score_key(x) for x in scores]
+    order = sorted((i for i in range(len(candidates)) if keys[i] > 0), key=lambda i: -keys[i])
     out: list[tuple[int, float]] = []
     i = 0
     while i < len(order):
         j = i + 1
-        while j < len(order) and key_list[order[j]] == key_list[order[i]]:
+        while j < len(order) and keys[order[j]] == keys[order[i]]:
             j += 1
         group = order[i:j]
         if len(group) > 1:
             group.sort(key=lambda g: ids[candidates[g]])
-        out.extend((candidates[g], float(scores[g])) for g in group)
+        out.extend((candidates[g], scores[g]) for g in group)
         i = j
     return out
 

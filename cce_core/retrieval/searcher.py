@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import UNICODE_WHITESPACE_CLASS, score_key, tokenize
@@ -22,6 +22,7 @@ from cce_core.indexing.bm25 import unique_in_order
 from cce_core.indexing.chunker import Chunk
 from cce_core.indexing.graph import neighbours
 from cce_core.indexing.store import StoreData
+from cce_core.retrieval.kernel_types import Cosines, Kernel
 from cce_core.retrieval.profiles import FAMILY, PROFILE_NAMES
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -46,22 +47,6 @@ _CODE_WORDS = ("function", "class", "method", "def")
 _CODE_EXTENSIONS = ("py", "js", "jsx", "ts", "go", "rb", "rs", "java")
 # Unicode White_Space as the reference splits on (Python's str.split() adds \x1c-\x1f).
 _WHITESPACE = re.compile(f"[{UNICODE_WHITESPACE_CLASS}]+")
-
-
-class Cosines(Protocol):
-    """One query's cosine against every chunk, as a ranking kernel serves it."""
-
-    def top(self, limit: int) -> Sequence[int]: ...
-    def at(self, index: int) -> float: ...
-    def ensure(self, indices: Iterable[int]) -> None: ...
-    def tie(self, index: int) -> Any: ...
-
-
-class Kernel(Protocol):
-    name: str
-
-    def cosines(self, query_vector: Sequence[float]) -> Cosines: ...
-    def bm25_top(self, unique_query: list[str], limit: int) -> list[int]: ...
 
 
 @dataclass(slots=True)
@@ -198,7 +183,7 @@ class Searcher:
         qvec = self.embedder.embed_query(query)
         check_query_dimensions(store, qvec)
         if self.profile != FAMILY:
-            kernel = self._kernel("numpy")  # the default profile's signals are numpy arrays anyway
+            kernel = self._kernel_for(qvec)  # cosines only: the default ranking itself is plain Python
             self.last_kernel = kernel.name
             ranked = self._rank_default(query, kernel.cosines(qvec), top_k, graph)
             return [SearchResult(i + 1, store.chunks[idx], sc) for i, (idx, sc) in enumerate(ranked)]
