@@ -224,3 +224,15 @@ def test_plain_and_vectorised_lexical_scores_are_bit_identical(repo: Path, monke
         plain = ranker._bm25(analyse(query))
         monkeypatch.undo()
         assert plain == vectorised and plain[0]
+
+
+def test_ranking_disable_in_the_config_switches_stages_off(repo: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in hermetic_env(tmp_path).items() if k != PROFILE_ENV}
+    assert _cce("index", str(repo), cwd=repo, env=env).returncode == 0
+    on = json.loads(_cce("search", "sign_cookie", "--json", "--top-k", "3", cwd=repo, env=env).stdout)
+    (repo / ".cce" / "config").write_text("ranking:\n  disable: [definitions, roles]\n")
+    off = json.loads(_cce("search", "sign_cookie", "--json", "--top-k", "3", cwd=repo, env=env).stdout)
+    assert on["results"] != off["results"]
+    (repo / ".cce" / "config").write_text("ranking:\n  disable: [speed]\n")
+    bad = _cce("search", "sign_cookie", cwd=repo, env=env)
+    assert bad.returncode != 0 and "unknown ranking stage 'speed'" in bad.stderr

@@ -175,7 +175,7 @@ class SessionState:
         from cce_core.agents.ledger import SessionLedger
         from cce_core.indexing.store import STORE_DIR, default_store_path
         from cce_core.observability.metrics import METRICS_FILE, metrics_beside
-        from cce_core.retrieval.profiles import resolve_profile
+        from cce_core.retrieval.profiles import resolve_profile, resolve_stages
 
         self.root = Path(root)
         self.workspace = workspace
@@ -185,6 +185,7 @@ class SessionState:
         config = self.config()
         # Resolved once: every search of the session ranks the same way (retrieval.profiles).
         self.ranking_profile = resolve_profile(ranking, self.root)
+        self.disabled_stages = resolve_stages(self.root)
         self.output_level: str = config.output_level
         self.footer_mode: str = config.mcp_result_footer
         self.auto_tokens: int | None = config.summarization_auto_tokens
@@ -479,7 +480,8 @@ class SessionState:
             # A resident server answers many queries: numpy's import is paid once, and on a large
             # index the vectorised kernel is several times faster per query than the one-shot one.
             loaded.searcher = make(loaded.data, embedder) if make else Searcher(
-                loaded.data, embedder, kernel="numpy", profile=self.ranking_profile)
+                loaded.data, embedder, kernel="numpy", profile=self.ranking_profile,
+                disabled_stages=self.disabled_stages)
         return loaded.searcher, None
 
     # -- per-session counters --------------------------------------------

@@ -58,14 +58,16 @@ def open_searcher(store_path: Path, ranking: str | None = None) -> Searcher:
     """
     from cce_core.indexing.store import load_store
     from cce_core.plugins.host import host_for_embedder
-    from cce_core.retrieval.profiles import resolve_profile, root_of_store
+    from cce_core.retrieval.profiles import resolve_profile, resolve_stages, root_of_store
     from cce_core.retrieval.searcher import Searcher
     from cce_core.retrieval.store_embedder import embedder_for_store, store_embedder_name
 
-    profile = resolve_profile(ranking, root_of_store(store_path))
+    root = root_of_store(store_path)
+    profile = resolve_profile(ranking, root)
+    disabled = resolve_stages(root)
     data = load_store(store_path)
     # A search needs the embedder that built the store, not the language packs.
     host = host_for_embedder(store_embedder_name(data))
     host.require_healthy()
     warn_about_hooks(host)
-    return Searcher(data, embedder_for_store(host, data), profile=profile)
+    return Searcher(data, embedder_for_store(host, data), profile=profile, disabled_stages=disabled)

@@ -60,6 +60,8 @@ class CceConfig:
     secrets_profile: str = DEFAULT_SECRETS_PROFILE
     # ``ranking.profile`` as written (validated where it is used: retrieval.profiles), None when unset.
     ranking_profile: str | None = None
+    # ``ranking.disable``: default-profile stages switched off, as written (validated in retrieval.profiles).
+    ranking_disable: tuple[str, ...] = ()
 
 
 def config_path(root: Path) -> Path:
@@ -314,6 +316,12 @@ def _ranking_section(fields: dict[str, Any], values: dict[str, Any]) -> None:
     node = _field(fields, "profile")
     if node is not None and not _is_null(node):
         values["ranking_profile"] = _as_str(node)
+    disable = _field(fields, "disable")
+    if disable is not None and not _is_null(disable):
+        import yaml
+
+        items = disable.value if isinstance(disable, yaml.SequenceNode) else [disable]
+        values["ranking_disable"] = tuple(_as_str(item) for item in items)
 
 
 def _secrets_section(fields: dict[str, Any], values: dict[str, Any]) -> None:

@@ -84,13 +84,21 @@ PATH_BONUS = 0.5
 
 @dataclass
 class Stages:
-    """Which stages run; all on by default. The benchmarks switch them off one at a time."""
+    """Which stages run; all on by default. ``ranking.disable`` in .cce/config and the benchmarks
+    switch them off."""
 
     file_view: bool = True
     definitions: bool = True
     roles: bool = True
     tiny_chunks: bool = True
     query_analysis: bool = True
+
+
+STAGE_NAMES = ("query_analysis", "file_view", "tiny_chunks", "definitions", "roles")
+
+
+def stages_without(disabled: frozenset[str]) -> Stages:
+    return Stages(**{name: False for name in disabled})
 
 
 class DefaultRanker:

@@ -58,3 +58,18 @@ def resolve_profile(explicit: str | None = None, root: Path | None = None) -> st
 def root_of_store(store_path: Path) -> Path:
     """The project directory of a store at ``ROOT/.cce/index.cce`` (its grandparent)."""
     return Path(store_path).resolve().parent.parent
+
+
+def resolve_stages(root: Path | None) -> frozenset[str]:
+    """The default-profile stages ``ranking.disable`` switches off at ``root`` (an unknown name is an error)."""
+    if root is None:
+        return frozenset()
+    from cce_core.foundation.config import load_config
+    from cce_core.retrieval.default_ranking import STAGE_NAMES
+
+    disabled = frozenset(name.strip().lower() for name in load_config(root).ranking_disable)
+    unknown = sorted(disabled - set(STAGE_NAMES))
+    if unknown:
+        raise CceError(f"unknown ranking stage {unknown[0]!r} in {root}/.cce/config (ranking.disable): use "
+                       f"{', '.join(STAGE_NAMES)}")
+    return disabled

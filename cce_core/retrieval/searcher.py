@@ -110,7 +110,7 @@ class Searcher:
     """
 
     def __init__(self, store: StoreData, embedder: Embedder, kernel: str = "auto", profile: str = FAMILY,
-                 source_root: str | None = None) -> None:
+                 source_root: str | None = None, disabled_stages: frozenset[str] = frozenset()) -> None:
         if kernel not in ("auto", "numpy", "lean"):
             raise ValueError(f"unknown kernel {kernel!r}")
         if profile not in PROFILE_NAMES:
@@ -120,6 +120,7 @@ class Searcher:
         self.profile = profile
         # Where the indexed files are, for an in-memory store (a loaded store at ROOT/.cce/ knows its root).
         self.source_root = source_root
+        self.disabled_stages = disabled_stages
         self.store = store
         self.embedder = embedder
         self.kernel_choice = kernel
@@ -197,9 +198,9 @@ class Searcher:
 
     @cached_property
     def default_ranker(self) -> DefaultRanker:
-        from cce_core.retrieval.default_ranking import DefaultRanker
+        from cce_core.retrieval.default_ranking import DefaultRanker, stages_without
 
-        return DefaultRanker(self.store, source_root=self.source_root)
+        return DefaultRanker(self.store, stages_without(self.disabled_stages), source_root=self.source_root)
 
     def _rank_default(self, query: str, cosines: Cosines, top_k: int, graph: bool) -> list[tuple[int, float]]:
         """The default profile (retrieval.default_ranking); it appends no graph rows (see its docstring)."""
