@@ -138,7 +138,7 @@ class DefaultRanker:
         self._meta_of = meta_of
         self._headers: dict[int, tuple[tuple[str, ...], str]] = {}
         self._plain_role_weights: dict[int, float] = {}
-        self._declarer_cache: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        self._declarer_cache: dict[tuple[str, str, bool], list[tuple[int, str]]] = {}
 
     # -- signals ---------------------------------------------------------------------------------
 
@@ -256,9 +256,12 @@ class DefaultRanker:
         found: dict[int, float] = {}
         for ident in analysis.identifiers:
             written = ident.written_name
-            for idx, raw in self._declarers(ident.name, written):
+            # In a question or a pasted issue, names are one clue among many: only a lookup reads
+            # whole-file chunks line by line or rewards the exact spelling (measured: both cost
+            # issue texts their file, since docs and configs "declare" common words).
+            for idx, raw in self._declarers(ident.name, written, modules=analysis.is_lookup):
                 value = bonus
-                if raw == written:
+                if raw == written and analysis.is_lookup:
                     value += EXACT_NAME_BONUS * bonus
                 _type, start, end = self._meta_of(idx)
                 if start == end:
@@ -271,13 +274,13 @@ class DefaultRanker:
                     found[idx] = value
         return found
 
-    def _declarers(self, name: str, written: str) -> list[tuple[int, str]]:
+    def _declarers(self, name: str, written: str, modules: bool) -> list[tuple[int, str]]:
         """The chunks declaring the token ``name`` (with the name as written), remembered per name.
 
         A resident server answers the same names again and again; the scan reads
         chunk headers, so its result is kept for the searcher's lifetime.
         """
-        key = (name, written)
+        key = (name, written, modules)
         cached = self._declarer_cache.get(key)
         if cached is not None:
             return cached
@@ -288,7 +291,7 @@ class DefaultRanker:
                 tokens, raw = self._declaration(idx)
                 if tokens == (name,):
                     out.append((idx, raw))
-                elif self._module_declares(idx, written):
+                elif modules and self._module_declares(idx, written):
                     out.append((idx, written))
         if len(self._declarer_cache) >= DECLARER_CACHE_NAMES:
             self._declarer_cache.pop(next(iter(self._declarer_cache)))
