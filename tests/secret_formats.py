@@ -1,4 +1,4 @@
-"""The 70 secret formats of the adversarial secrets corpus (issue #15), built at run time.
+"""The 99 secret formats of the adversarial secrets corpus (issues #15 and #23), built at run time.
 
 Every fake credential is assembled from fragments and pseudo-random characters
 when the tests run, so no committed file holds a contiguous, real-format
@@ -180,9 +180,76 @@ def _formats() -> list[SecretFormat]:
         '<add name="db" connectionString="Server=db;User Id=sa;Password=@S@;" />\n', r("cn1", 16))
     add("django secret via setdefault", "manage.py",
         "os.environ.setdefault(\"DJANGO_SECRET_KEY\", \"@S@\")\n", r("dj1", 50, ALNUM + "!@#%^&*(-_=+)"))
+
+    # Issue #23: formats that still leaked through the strict profile (where a credential sits, not its shape).
+    add("yaml block scalar after password: |", "config/vault.yml",
+        "database:\n  user: app\n  password: |\n    @S@\n  host: db.internal\n", r("yb1", 24))
+    add("yaml folded scalar after api_token: >-", "k8s/configmap.yaml",
+        "data:\n  api_token: >-\n    @S@\n  region: eu\n", r("yb2", 40, ALNUM + "_-"))
+    add("dockerfile ENV space form", "docker/Dockerfile.api",
+        "FROM python:3.12-slim\nENV DB_PASSWORD @S@\nCMD [\"gunicorn\"]\n", r("dk2", 20))
+    add("dockerfile ENV space form token", "docker/Dockerfile.worker",
+        "FROM node:20\nENV NPM_AUTH_TOKEN @S@\nRUN npm ci\n", r("dk3", 36))
+    add("maven settings.xml password element", "maven/settings.xml",
+        "<settings>\n  <servers>\n    <server>\n      <id>nexus</id>\n      <username>deploy</username>\n"
+        "      <password>@S@</password>\n    </server>\n  </servers>\n</settings>\n", r("mv1", 18))
+    add("xml password attribute", "webapp/META-INF/context.xml",
+        '<Context>\n  <Resource name="jdbc/app" username="app" password="@S@" url="jdbc:mysql://db/app"/>\n'
+        "</Context>\n", r("xa1", 16))
+    add("hibernate connection password property", "src/main/resources/hibernate.cfg.xml",
+        '<hibernate-configuration><session-factory>\n'
+        '  <property name="hibernate.connection.password">@S@</property>\n'
+        "</session-factory></hibernate-configuration>\n", r("hb1", 16))
+    add("spring bean password property value", "src/main/webapp/WEB-INF/beans.xml",
+        '<bean id="ds" class="org.apache.commons.dbcp2.BasicDataSource">\n'
+        '  <property name="password" value="@S@"/>\n</bean>\n', r("sb1", 16))
+    add("android string resource api key", "android/app/src/main/res/values/keys.xml",
+        '<resources>\n  <string name="server_api_key">@S@</string>\n</resources>\n', r("an2", 32))
+    add(".NET appSettings key/value password", "App.config",
+        '<configuration><appSettings>\n  <add key="SmtpPassword" value="@S@" />\n'
+        "</appSettings></configuration>\n", r("ns1", 16))
+    add("curl -u user:password", "scripts/deploy.sh",
+        "#!/bin/sh\ncurl -fsS -u admin:@S@ https://ci.internal/api/deploy\n", r("cu1", 16))
+    add("curl --user user:password (docs)", "docs/upload.md",
+        "Upload with:\n\n    curl --user uploader:@S@ -T build.zip https://files.internal/\n", r("cu2", 18))
+    add("mysql -pPASSWORD", "scripts/backup.sh",
+        "mysqldump -u root -p@S@ shop > shop.sql\n", r("my1", 14))
+    add("mysql -p'PASSWORD' quoted", "ops/restore.sh",
+        "mysql -h db.internal -uapp -p'@S@' app < dump.sql\n", r("my2", 16))
+    add("sqlplus user/password@host", "db/migrate.sh",
+        "sqlplus -s scott/@S@@orcl.internal:1521/ORCLPDB1 @migrate.sql\n", r("sq2", 12))
+    add("netrc lines in another file", "ci/netrc.txt",
+        "machine github.com login ci-bot password @S@\n", r("nr1", 20))
+    add("netrc block in a heredoc", "scripts/setup_netrc.sh",
+        "cat > ~/.netrc <<EOF\nmachine registry.internal\n  login deploy\n  password @S@\nEOF\n", r("nr2", 22))
+    add("htpasswd apr1 line", "deploy/users.txt", "admin:@S@\n",
+        j("$ap", "r1$", r("ht1", 8, ALNUM + "./"), "$", r("ht2", 22, ALNUM + "./")))
+    add("htpasswd bcrypt line", "nginx/auth.conf", "editor:@S@\n",
+        j("$2", "y$10$", r("ht3", 53, ALNUM + "./")))
+    add("htpasswd sha line", "deploy/htusers", "viewer:@S@\n", j("{SH", "A}", r("ht4", 27, B64), "="))
+    add("pgpass line", "scripts/pgpass.conf", "db.internal:5432:app:app_user:@S@\n", r("pg1", 18))
+    add("pgpass wildcard line", "docker/pgpass", "*:*:*:postgres:@S@\n", r("pg2", 16))
+    add("requests auth tuple", "client/api.py",
+        "resp = requests.get(URL, auth=('admin', \"@S@\"))\n", r("rq1", 16))
+    add("HTTPBasicAuth literals", "client/basic.py",
+        "session.auth = HTTPBasicAuth('svc-reports', '@S@')\n", r("rq2", 16))
+    add("twilio client positional token", "sms/send.py",
+        j('client = Client("A', 'C', r("tw3", 32, HEX), '", "@S@")\n'), r("tw4", 32, HEX))
+    add("discord client.login token", "bot/index.js",
+        "client.login('@S@');\n",
+        j("MT", r("dc1", 24), ".", r("dc2", 6, ALNUM + "_-"), ".", r("dc3", 27, ALNUM + "_-")))
+    add("gcp private_key_id", "deploy/gcp-sa.json",
+        '{"type": "service_account", "project_id": "shop", "private_key_id": "@S@",\n'
+        ' "client_email": "ci@shop.iam.gserviceaccount.com"}\n', r("gk1", 40, HEX))
+    add("sentry dsn key (js)", "web/sentry.ts",
+        j('Sentry.init({ dsn: "https://', "@S@", '@o4504.ingest.sentry.io/4505" });\n'), r("sd1", 32, HEX))
+    add("sentry dsn key (python, self-hosted)", "app/monitoring.py",
+        j('sentry_sdk.init("https://', "@S@", '@sentry.internal.example/12")\n'), r("sd2", 32, HEX))
     return f
 
 
 FORMATS: list[SecretFormat] = _formats()
-assert len(FORMATS) == 70, len(FORMATS)
+# The 70 of issue #15, then the 29 of issue #23.
+ISSUE_23_FIRST = 70
+assert len(FORMATS) == 99, len(FORMATS)
 assert len({fmt.path for fmt in FORMATS}) == len(FORMATS), "one format per file"

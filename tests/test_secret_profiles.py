@@ -1,6 +1,6 @@
 """The two secrets profiles: strict (default) closes the family's leaks; family keeps the other engines' bytes.
 
-Unit level: every one of the 70 corpus formats is scrubbed in process with the
+Unit level: every one of the 99 corpus formats is scrubbed in process with the
 label it should get; the reference's later leak fixes (#104 quotes inside
 values, #142 same-delimiter tails and specific-prefix tails) hold; ordinary code
 is not mangled; ``scrub`` counts what it replaced. Profile level: the setting
@@ -36,6 +36,18 @@ EXPECTED_LABEL = {
     "terraform.tfvars password": "SECRET", "docker config.json auths": "SECRET",
     "authorization basic (http file)": "SECRET", "authorization bearer (curl in docs)": "SECRET",
     "generic token single-quoted": "SECRET",
+    # issue #23: found by where they sit
+    "yaml block scalar after password: |": "SECRET", "dockerfile ENV space form": "SECRET",
+    "maven settings.xml password element": "SECRET", "hibernate connection password property": "SECRET",
+    "spring bean password property value": "SECRET", ".NET appSettings key/value password": "SECRET",
+    "curl -u user:password": "SECRET", "mysql -pPASSWORD": "SECRET", "sqlplus user/password@host": "SECRET",
+    "netrc lines in another file": "SECRET", "netrc block in a heredoc": "SECRET",
+    "htpasswd apr1 line": "PASSWORD_HASH", "htpasswd bcrypt line": "PASSWORD_HASH",
+    "htpasswd sha line": "PASSWORD_HASH",
+    "pgpass line": "SECRET", "pgpass wildcard line": "SECRET", "requests auth tuple": "SECRET",
+    "twilio client positional token": "TWILIO_KEY", "discord client.login token": "DISCORD_TOKEN",
+    "gcp private_key_id": "SECRET", "sentry dsn key (js)": "SENTRY_DSN",
+    "sentry dsn key (python, self-hosted)": "SENTRY_DSN",
 }
 
 
@@ -143,6 +155,45 @@ ORDINARY_CODE = [
     " 1. [0.878300] auth.py:3-4 (function/function_definition)",
     'Question("q1", "Q q1", ("auth.py", "hash_password"))',
     "# no token: no result at all, so a miss with no savings",
+    # issue #23's contexts, where they hold no credential
+    "ENV PATH /usr/local/bin:$PATH",
+    "ENV DB_PASSWORD_FILE /run/secrets/db_password",
+    "ENV API_TOKEN ${API_TOKEN}",
+    "ENV=production node server.js",
+    "the ENV variable decides, e.g. ENV production",
+    "password: |\n  ${DB_PASSWORD}\nuser: app",
+    "description: |\n  Rotate the password every 90 days.\n",
+    "<password>${db.password}</password>",
+    "<password></password>",
+    '<property name="hibernate.connection.username">app_user_name</property>',
+    '<input type="password" name="password" value="" />',
+    '<input name="password" value="{{ form.password }}">',
+    '<column name="password_hash" type="varchar(255)"/>',
+    '<label for="token">Paste your token here</label>',
+    "curl -u $USER:$API_TOKEN https://api.example.com",
+    "curl -u user:password https://example.com",
+    "curl -fsSL https://get.example.sh | sh -s -- -u admin",
+    "mysql -u root -p shop",
+    "mysql -u root -p$MYSQL_ROOT_PASSWORD shop",
+    "sqlplus / as sysdba",
+    "sqlplus $DB_USER/$DB_PASS@$DB_HOST",
+    "we connect to/from the server",
+    "docker login -u $USER -p $TOKEN registry.example.com",
+    "echo $TOKEN | docker login --password-stdin registry.example.com",
+    "cli --token-file /run/secrets/token --api-key-env API_KEY",
+    "  --secret-name my-app-secret \\",
+    "machine learning models log in with a password reset flow",
+    "machine example.com login anonymous password $NETRC_PASSWORD",
+    "fe80:1:ab:cd:ef12",
+    "12:30:45:67:89",
+    "host:5432:db:user:${PGPASSWORD}",
+    "session.auth = (user, password)",
+    'auth=("user", os.environ["PASSWORD"])',
+    "client = Client(account_sid, auth_token)",
+    "client.login(process.env.DISCORD_TOKEN);",
+    '"private_key_id": "your-private-key-id"',
+    'dsn: "https://public@sentry.example.com/1"',
+    "time 12:00:00 price $1$ each",
 ]
 
 

@@ -1,7 +1,10 @@
-"""The adversarial secrets corpus, end to end: 70 formats planted in a repository, none may come back.
+"""The adversarial secrets corpus, end to end: 99 formats planted in a repository, none may come back.
 
 Issue #15 found 41 of 70 realistic fake secrets reaching the store and coming
-back through ``cce search`` and MCP. This test rebuilds such a corpus at run
+back through ``cce search`` and MCP; issue #23 added 29 more that sat where no
+key operator or prefix marked them (YAML block scalars, Dockerfile ``ENV``,
+XML, command lines, netrc/htpasswd/pgpass lines, HTTP auth pairs, positional
+client tokens, GCP key ids, Sentry DSNs). This test rebuilds such a corpus at run
 time (tests/secret_formats.py; every value assembled from fragments), runs the
 installed ``cce index`` with default settings (the strict profile), then looks
 for every secret, and for its last characters, in the store's bytes, in

@@ -140,16 +140,18 @@ def test_an_unchanged_tree_is_recognised_without_reading_a_file(tmp_path, monkey
 def test_a_recently_written_file_is_not_trusted_by_its_metadata(tmp_path, monkeypatch):
     root = _corpus(tmp_path)
     (root / "python.py").write_text("def fresh_from_the_editor():\n    pass\n", encoding="utf-8")
+    fresh_ns = (OLD + 500) * 10**9
+    os.utime(root / "python.py", ns=(fresh_ns, fresh_ns))
     store = tmp_path / "s.cce"
-    _index(root, store)
+    _index(root, store, clock=lambda: fresh_ns + 10**9)  # read one second after it was written
     entry = next(f for f in load_store(store).files if f.path == "python.py")
-    assert entry.mtime_ns == 0  # written within the racy window: its time is recorded as unknown
+    assert entry.mtime_ns == fresh_ns  # the real time is recorded, whenever the indexer ran
     reads: list[str] = []
     real = indexer_module.read_listed
     monkeypatch.setattr(indexer_module, "read_listed", lambda result, listed: reads.append(listed.path)
                         or real(result, listed))
-    _index(root, store)
-    assert reads == ["python.py"]
+    _index(root, store, clock=lambda: fresh_ns + 60 * 10**9)
+    assert reads == ["python.py"]  # read inside the window last time: hashed again, not trusted
 
 
 def test_batches_become_segments_that_answer_as_one(tmp_path, monkeypatch):

@@ -15,7 +15,8 @@ malformed line with a JSON-RPC error, where the SDK's own transport stays silent
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from cce_core.agents.mcp_session import SessionState
@@ -74,18 +75,65 @@ def serve_stdio(session: McpSession, *, watch: bool = False) -> None:
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
 
     server = Server("cce", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+    server.middleware.insert(0, _unserved_is_method_not_found(server))
 
     async def main(in_fd: int, out_fd: int) -> None:
         async with stdio_streams(in_fd, out_fd) as (stdin_stream, stdout_stream):
             await _serve_until_answered(server, stdin_stream, stdout_stream)
 
-    with claim_stdio() as (in_fd, out_fd):
+    with claim_stdio() as (in_fd, out_fd), _interrupt_ends_the_process():
         if watch:
             session.start_watch()
         try:
             anyio.run(main, in_fd, out_fd)
         finally:
             session.stop_watch()
+
+
+@contextmanager
+def _interrupt_ends_the_process() -> Iterator[None]:
+    """While serving, SIGINT ends the process at once, as SIGTERM does.
+
+    Python turns SIGINT into a ``KeyboardInterrupt`` (or, under asyncio, a
+    cancelled main task) that only the main thread sees, between bytecodes:
+    the event loop then waits for its stdin reader thread, blocked in a read
+    that no signal interrupts, so an interrupted server used to live on until
+    stdin got a byte. Nothing the server holds needs an orderly exit: every
+    store write is atomic and its lock a ``flock`` the kernel drops with the
+    process (the same as after SIGTERM or kill -9).
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _unserved_is_method_not_found(server: Any) -> Any:
+    """Middleware: a request for a method this server has no handler for is ``-32601``, whatever its params.
+
+    The SDK validates the params of the protocol's own methods before it looks
+    for a handler, so ``prompts/get`` or ``resources/read`` with params it
+    dislikes came back as ``-32602`` (invalid params) from a server that has
+    no prompts or resources at all; a client must learn the method is not
+    served, not that it called it wrongly.
+    """
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import METHOD_NOT_FOUND
+
+    async def middleware(ctx: Any, call_next: Any) -> Any:
+        method = ctx.method
+        if ctx.request_id is not None and method != "initialize" and server.get_request_handler(method) is None:
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
+        return await call_next(ctx)
+
+    return middleware
 
 
 # How long, after the client closed its end, unanswered calls may still take to finish.
@@ -112,7 +160,11 @@ class _Unanswered:
             if self.empty.is_set():
                 self.empty = anyio.Event()
         elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
-            self._settle((message.params or {}).get("requestId"))
+            request_id = (message.params or {}).get("requestId")
+            # Only an id a request can have settles one: an object or a list is unhashable (it used to
+            # end the server), and a bool is not the integer it compares equal to.
+            if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
+                self._settle(request_id)
 
     def written(self, item: Any) -> None:
         from mcp.types import JSONRPCError, JSONRPCResponse

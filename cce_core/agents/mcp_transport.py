@@ -19,6 +19,11 @@ JSON but not an object (a batch, a scalar)     ``-32600`` Invalid Request       
 ``jsonrpc`` missing or not ``"2.0"``           ``-32600`` Invalid Request             echoed
 no ``method`` and not a response               ``-32600`` Invalid Request             echoed
 ``method`` not a string, bad ``id``/params     ``-32600`` Invalid Request             echoed
+a lone surrogate escape in the ``id``          ``-32600`` Invalid Request             null
+a lone surrogate escape in the ``method``      ``-32600`` Invalid Request             echoed
+a lone surrogate escape in a request's params  ``-32602`` Invalid params              echoed
+the same in a notification's or reply's body   none (dropped, as the SDK drops bad    —
+                                               notification params)
 a valid JSON-RPC message                       passed to the SDK server               —
 =============================================  =====================================  ===========
 
@@ -26,6 +31,15 @@ a valid JSON-RPC message                       passed to the SDK server         
 and its ``id`` is echoed when it is the first member of the object (or the
 second, after ``"jsonrpc"``), which is how clients, the SDK's included, write
 it; otherwise null.
+
+A lone surrogate escape (``"\\ud800"`` with no partner) is valid JSON but not
+Unicode: it cannot be encoded as UTF-8, so no tool can store or search it and
+no reply that echoes it can be written. The SDK would accept it and then fail
+while writing the reply (which used to take the whole session down), so it is
+refused here, for every method and tool at once, with the place it was found.
+
+The writer never dies of one reply: a reply the SDK built that cannot be
+serialised becomes a ``-32603`` error for its id, and the session goes on.
 
 While serving, file descriptor 0 reads from the null device and 1 writes to
 stderr (as with the SDK's transport), so a stray ``print`` in a tool or a
@@ -49,10 +63,15 @@ MAX_MESSAGE_BYTES = 1 << 20
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 _READ_CHUNK = 1 << 16
 # After the server stops: how long queued replies may take to be written.
 DRAIN_WRITES_SECONDS = 5.0
+# A ``\\uD800``-``\\uDFFF`` escape in the raw text: only then can a parsed string hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ID_PREFIX = re.compile(
     rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"[^"\\]*"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")'
 )
@@ -68,10 +87,49 @@ def error_reply(request_id: Any, code: int, message: str, data: str) -> bytes:
 
 
 def _echo_id(value: Any) -> Any:
-    """The request id to echo: a string or an integer (not a bool); anything else is null."""
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+    """The request id to echo: a string (valid Unicode) or an integer (not a bool); anything else is null."""
+    if isinstance(value, str):
+        return value if _is_unicode(value) else None
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
     return None
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` can be encoded as UTF-8: it holds no surrogate (parsed JSON pairs are already combined)."""
+    return _SURROGATE.search(text) is None
+
+
+def _shown(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX``, safe to put in a reply."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def lone_surrogate_at(value: Any, where: str) -> str | None:
+    """Where the first lone surrogate in ``value`` is (``params.arguments.query``, ``params.tags[1]``), or None.
+
+    Keys and values are both looked at, iteratively (a message may nest as
+    deep as the JSON parser allows).
+    """
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if not _is_unicode(item):
+                return path
+        elif isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                child_path = f"{path}.{_shown(key)}" if path else _shown(key)
+                if not _is_unicode(key):
+                    return f"{child_path} (a key)"
+                stack.append((child, child_path))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+def _surrogate_note(path: str) -> str:
+    return f"{path} holds a lone surrogate escape (\\ud800-\\udfff without its pair), which is not valid Unicode"
 
 
 def _reject_constant(name: str) -> Any:
@@ -100,6 +158,9 @@ def classify(line: bytes) -> tuple[Any, bytes | None]:
         kind = "a batch (array)" if isinstance(obj, list) else "not a JSON object"
         return None, error_reply(None, INVALID_REQUEST, "Invalid Request", f"the message is {kind}")
     request_id = _echo_id(obj.get("id"))
+    suspect = _SURROGATE_ESCAPE.search(text) is not None
+    if suspect and isinstance(obj.get("id"), str) and request_id is None:
+        return None, error_reply(None, INVALID_REQUEST, "Invalid Request", _surrogate_note("the id"))
     if obj.get("jsonrpc") != "2.0":
         return None, error_reply(request_id, INVALID_REQUEST, "Invalid Request",
                                  'the message lacks "jsonrpc": "2.0"')
@@ -111,6 +172,14 @@ def classify(line: bytes) -> tuple[Any, bytes | None]:
                                      "the message has no method")
     elif not isinstance(obj["method"], str):
         return None, error_reply(request_id, INVALID_REQUEST, "Invalid Request", "the method is not a string")
+    elif suspect and not _is_unicode(obj["method"]):
+        return None, error_reply(request_id, INVALID_REQUEST, "Invalid Request", _surrogate_note("the method"))
+    if suspect and (where := lone_surrogate_at(obj, "")) is not None:
+        if request_id is None or "method" not in obj:
+            return None, None  # a notification or a client's reply: nothing may answer it, and it cannot be used
+        if not where.startswith("params"):
+            return None, error_reply(request_id, INVALID_REQUEST, "Invalid Request", _surrogate_note(where))
+        return None, error_reply(request_id, INVALID_PARAMS, "Invalid params", _surrogate_note(where))
     try:
         import mcp_types as types
 
@@ -150,6 +219,23 @@ def too_long_reply(prefix: bytes, size: int) -> bytes:
             request_id = None
     return error_reply(request_id, INVALID_REQUEST, "Invalid Request",
                        f"the message is {size} bytes; the limit is {MAX_MESSAGE_BYTES}")
+
+
+def serialise_reply(message: Any) -> bytes | None:
+    """One outgoing SDK message as a line's bytes; a reply that cannot be encoded becomes an internal error.
+
+    Whatever a handler put in a reply, the writer must go on writing the
+    others: one unserialisable reply used to end the whole session. A
+    notification that cannot be encoded is dropped (None).
+    """
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")  # type: ignore[no-any-return]
+    except Exception as exc:
+        request_id = getattr(message, "id", None)
+        if request_id is None:
+            return None
+        return error_reply(_echo_id(request_id), INTERNAL_ERROR, "Internal error",
+                           f"the reply could not be encoded ({type(exc).__name__})")
 
 
 # --------------------------------------------------------------------------- framing
@@ -284,10 +370,9 @@ async def stdio_streams(in_fd: int, out_fd: int) -> AsyncIterator[tuple[Any, Any
             async for item in write_recv:
                 if broken.is_set():
                     continue  # the client is gone: drain so nobody blocks
-                if isinstance(item, bytes):
-                    data = item
-                else:
-                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+                data = item if isinstance(item, bytes) else serialise_reply(item.message)
+                if data is None:
+                    continue
                 try:
                     await anyio.to_thread.run_sync(_write_all, out_fd, data + b"\n")
                 except OSError:

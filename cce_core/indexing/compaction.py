@@ -8,7 +8,9 @@ puts in one segment — so its memory is bounded by a batch, not by the store,
 and its segments are byte for byte those a fresh index of the same files
 writes. The manifest is switched to them in one atomic step and the old
 segments are removed only after that, so a killed compaction leaves the
-previous store as it was.
+previous store as it was. It runs under the store's writer lock
+(:mod:`cce_core.indexing.store_lock`), so no other writer's segment is among
+those it removes.
 
 Nothing is parsed or embedded again: chunks and vectors are copied from the
 old segments; only the BM25 postings are rebuilt, from the chunk texts.
@@ -26,6 +28,7 @@ from cce_core.indexing.bm25 import build_bm25
 from cce_core.indexing.chunker import Chunk
 from cce_core.indexing.segment import BATCH_BYTES, FileEntry, SegmentParts, save_segment
 from cce_core.indexing.store import SegmentedStore, SegmentRef, commit_manifest, load_store, segments_dir
+from cce_core.indexing.store_lock import holds_store_lock
 
 
 def _file_batches(files: list[FileEntry], limit: int) -> list[list[FileEntry]]:
@@ -63,6 +66,7 @@ def _batch_parts(store: SegmentedStore, files: list[FileEntry], edges: list[tupl
     return SegmentParts(chunks, embeddings, entries, bm25, [], edges)
 
 
+@holds_store_lock("cce index --compact")  # re-entrant: an index run already holds it when it compacts
 def compact_store(store: SegmentedStore, store_path: Path, batch_bytes: int = BATCH_BYTES) -> SegmentedStore:
     """Rewrite ``store``'s live files as path-ordered batches, switch the manifest to them, return the new store."""
     directory = segments_dir(store_path)

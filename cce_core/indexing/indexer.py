@@ -30,6 +30,7 @@ from cce_core.indexing.bm25 import TokenIdEncoder, TokenIds, build_bm25
 from cce_core.indexing.chunker import Chunk, Chunker
 from cce_core.indexing.fingerprint import disowns, record_fingerprint
 from cce_core.indexing.graph import build_edges
+from cce_core.indexing.racy import is_racy, load_racy_list, save_racy_list
 from cce_core.indexing.redactor import DEFAULT_PROFILE, scrub
 from cce_core.indexing.segment import BATCH_BYTES, Bm25Arrays, SegmentParts, save_segment
 from cce_core.indexing.store import (
@@ -41,6 +42,7 @@ from cce_core.indexing.store import (
     load_store,
     segments_dir,
 )
+from cce_core.indexing.store_lock import holds_store_lock
 from cce_core.indexing.walker import ListedFile, WalkedFile, WalkResult, read_listed, scan, walk
 from cce_core.plugins.host import PluginHost
 
@@ -99,11 +101,6 @@ def _reusable(previous: StoreData | None, meta: dict[str, object]) -> bool:
     return all(previous.meta.get(k) == meta[k] for k in keys)
 
 
-# A file modified this recently is not trusted by its metadata next time (its clock tick
-# may still hold another write): its size and time are recorded as unknown.
-RACY_WINDOW_NS = 2_000_000_000
-
-
 @dataclass
 class Batch:
     """The chunks, vectors and postings of some files, ready to become a segment."""
@@ -113,10 +110,6 @@ class Batch:
     files: list[FileEntry]
     bm25: Bm25Arrays
     redactions: dict[str, int]
-
-
-def _trusted_mtime(wf: WalkedFile, now_ns: int) -> int:
-    return wf.mtime_ns if now_ns - wf.mtime_ns > RACY_WINDOW_NS else 0
 
 
 def build_batch(host: PluginHost, embedder: Embedder, files: list[WalkedFile], redaction: str | None,
@@ -132,7 +125,6 @@ def build_batch(host: PluginHost, embedder: Embedder, files: list[WalkedFile], r
 
     items = [(wf.path, wf.text) for wf in files]
     results = _chunk_files(host, items, redaction, progress, encode_result)
-    now_ns = time.time_ns()
     chunks: list[Chunk] = []
     entries: list[FileEntry] = []
     redactions: dict[str, int] = {}
@@ -141,7 +133,7 @@ def build_batch(host: PluginHost, embedder: Embedder, files: list[WalkedFile], r
         for label, count in redacted.items():
             redactions[label] = redactions.get(label, 0) + count
         entries.append(FileEntry(wf.path, hashlib.sha256(wf.raw).hexdigest(), tokens, len(chunks), len(file_chunks),
-                                 imports, wf.size, _trusted_mtime(wf, now_ns)))
+                                 imports, wf.size, wf.mtime_ns))
         chunks.extend(file_chunks)
     tids = encoder.token_ids([encoded[k] for k in range(len(files))])
     try:
@@ -385,6 +377,7 @@ COMPACT_DEAD_SHARE = 0.3
 COMPACT_MAX_SEGMENTS = 64
 
 
+@holds_store_lock("cce index")  # one writer per store: the read-write-switch-clean cycle below is not atomic
 def index_directory(
     root: str | os.PathLike[str],
     store_path: Path,
@@ -396,13 +389,15 @@ def index_directory(
     reuse: bool = True,
     secrets_profile: str | None = None,
     compact: bool = False,
+    clock: Callable[[], int] = time.time_ns,
 ) -> tuple[StoreData, IndexStats]:
     """Index ``root`` into ``store_path``, writing only what changed since the store there.
 
     Files are listed by metadata first; one whose size and modification time
-    match the store's record is kept without being read, one whose bytes still
-    hash the same is kept too. Changed, new and deleted files become one new
-    segment (a fresh index: one segment per batch of text). ``compact`` (or a
+    match the store's record is kept without being read (unless the pair was
+    recorded inside the racy window, see :mod:`.racy`; ``clock`` tells the
+    time in ns), one whose bytes still hash the same is kept too. Changed, new
+    and deleted files become one new segment (a fresh index: one segment per batch of text). ``compact`` (or a
     store grown past the thresholds) rewrites the live files as fresh path-ordered batches.
     """
     started = time.perf_counter()
@@ -420,12 +415,16 @@ def index_directory(
     meta = store_meta(host, embedder, protect_secrets, 0, profile)
     keep = _reusable(previous, meta)
     known = {f.path: f for f in previous.files} if previous is not None and keep else {}
+    distrusted = load_racy_list(store_path)
+    racy: dict[str, tuple[int, int]] = {}  # the pairs this run reads inside the window
 
     unchanged: set[str] = set()
     to_read: list[ListedFile] = []
     for listed in walked.listed:
         prior = known.get(listed.path)
-        if prior is not None and prior.mtime_ns and (prior.size, prior.mtime_ns) == (listed.size, listed.mtime_ns):
+        # (A zero time is how older stores marked a racy pair.)
+        if (prior is not None and prior.mtime_ns and (prior.size, prior.mtime_ns) == (listed.size, listed.mtime_ns)
+                and not distrusted.distrusts(listed.path, listed.size, listed.mtime_ns)):
             unchanged.add(listed.path)
         else:
             to_read.append(listed)
@@ -468,7 +467,7 @@ def index_directory(
     # Read what moved, a batch of text at a time; a file whose bytes hash as before keeps its
     # chunks (only its new metadata is recorded).
     for listed_batch in _batches_of_listed(to_read):
-        now_ns = time.time_ns()
+        now_ns = clock()  # taken before the reads: a file is judged against the earliest time it could be read
         files: list[WalkedFile] = []
         replaced: list[str] = []
         for listed in listed_batch:
@@ -479,11 +478,13 @@ def index_directory(
                     leaving.append(listed.path)
                     superseded.append(listed.path)
                 continue
+            if is_racy(wf.mtime_ns, now_ns):
+                racy[wf.path] = (wf.size, wf.mtime_ns)
             if prior is not None and prior.sha256 == hashlib.sha256(wf.raw).hexdigest():
                 unchanged.add(wf.path)
                 imports[wf.path] = prior.imports
-                if (prior.size, prior.mtime_ns) != (wf.size, _trusted_mtime(wf, now_ns)):
-                    restat[wf.path] = (wf.size, _trusted_mtime(wf, now_ns))
+                if (prior.size, prior.mtime_ns) != (wf.size, wf.mtime_ns):
+                    restat[wf.path] = (wf.size, wf.mtime_ns)
                 continue
             files.append(wf)
             if prior is not None:
@@ -517,6 +518,7 @@ def index_directory(
                 previous = compact_store(previous, store_path)
             stats = _stats(walked, len(previous.files), len(previous.chunks), len(previous.files), started)
             stats.store_bytes = previous.size_bytes
+            save_racy_list(store_path, racy)
             record_fingerprint(store_path, previous.meta)
             return previous, stats
 
@@ -532,6 +534,7 @@ def index_directory(
 
     dim = dim or int(embedder.dim or 0)
     final_meta = store_meta(host, embedder, protect_secrets, dim, profile)
+    save_racy_list(store_path, racy)  # before the manifest that records those pairs
     store_bytes = commit_manifest(store_path, final_meta, refs, ordered=fresh_store)
     data = load_store(store_path)
     # Rows and dead rows by arithmetic: the new store's file tables need not be resolved here.

@@ -23,12 +23,16 @@ class ProviderRule:
     ``group`` 0 replaces the whole match; 1 replaces only the first group (the
     value after a key that stays readable, e.g. ``AccountKey=``). The regex runs
     only when one of ``literals`` occurs in the text (a cheap pre-check).
+    ``within_runs``: the whole token is made of run characters, so the regex
+    is first tried on the text's long runs alone (for a rule whose literals
+    are too common to pre-check anything).
     """
 
     label: str
     regex: str
     literals: tuple[str, ...]
     group: int = 0
+    within_runs: bool = False
 
 
 _B64 = "A-Za-z0-9+/"
@@ -112,6 +116,17 @@ PROVIDER_RULES: tuple[ProviderRule, ...] = (
     ProviderRule("TELEGRAM_TOKEN", _NOT_TOKEN_BEFORE + r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}" + _NOT_TOKEN_AFTER,
                  (":AA",)),
     ProviderRule("DOPPLER_TOKEN", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", ("dp.",)),
+    # A Discord bot token: the base64 of the bot's numeric id (so its first two characters are one of
+    # these), a timestamp and an HMAC, dot-separated.
+    ProviderRule("DISCORD_TOKEN",
+                 _NOT_TOKEN_BEFORE + r"(?:M[TjzQ]|N[DTjz]|O[DT])[A-Za-z0-9_-]{22,26}\.[A-Za-z0-9_-]{6}\."
+                 r"[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
+                 ("MT", "Mj", "Mz", "MQ", "ND", "NT", "Nj", "Nz", "OD", "OT"), within_runs=True),
+    # The key (and the legacy secret) of a Sentry DSN: https://<32 hex>[:<32 hex>]@<host>/<project id>.
+    ProviderRule("SENTRY_DSN",
+                 r"https?://([0-9a-f]{32}(?::[0-9a-f]{32})?)@[A-Za-z0-9.-]+(?::[0-9]{1,5})?/(?:[A-Za-z0-9._-]+/)*"
+                 r"[0-9]+(?![A-Za-z0-9_.-])",
+                 ("https://", "http://"), 1),
 )
 
 # Credential slots the keyed scanner recognises: an identifier part equal to

@@ -4,13 +4,18 @@ The family redactor (:func:`cce_core.indexing.redactor.redact`) is kept byte for
 byte identical with the other engines, and so keeps their gaps: ``DB_PASSWORD=``
 (the key word must stand alone), ``"password":`` in JSON (the quote before the
 colon), values with spaces or quotes, most provider formats, passwords inside
-connection strings. :func:`redact_strict` closes them in three passes:
+connection strings. :func:`redact_strict` closes them in four passes:
 
 1. provider formats (:data:`secret_rules.PROVIDER_RULES`), each match replaced by
    ``[REDACTED:<LABEL>]``;
 2. the password of a ``scheme://user:password@host`` URL, replaced by
    ``[REDACTED:SECRET]``;
-3. keyed values: any identifier with a credential part (``DB_PASSWORD``,
+3. credentials marked by where they sit, with neither a key operator nor a
+   prefix (:mod:`cce_core.indexing.secret_contexts`: YAML block scalars,
+   Dockerfile ``ENV K v``, XML elements, ``curl -u``, ``mysql -p``, netrc,
+   htpasswd and pgpass lines, HTTP auth pairs, known clients' positional
+   tokens), judged by :func:`is_credential_value`;
+4. keyed values: any identifier with a credential part (``DB_PASSWORD``,
    ``clientSecret``, ``"api_key"``, ``_authToken``, ``define('DB_PASSWORD', …)``)
    followed by ``=``, ``:``, ``:=``, ``=>`` or ``?=``; the value's extent follows
    the quoting rules of the reference's later fixes (#104, #142): a quoted value
@@ -32,6 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from cce_core.indexing.secret_contexts import ValueJudge, redact_contexts
 from cce_core.indexing.secret_rules import (
     KEY_QUALIFIERS,
     NON_SECRET_LAST_PARTS,
@@ -129,6 +135,8 @@ def _redact_providers(text: str) -> str:
         where = text if index in _TEXT_RULES else runs
         if not any(literal in where for literal in rule.literals):
             continue
+        if rule.within_runs and pattern.search(runs) is None:
+            continue
         placeholder = f"[REDACTED:{rule.label}]"
         text = pattern.sub(_replace_group(placeholder) if rule.group else placeholder, text)
     return text
@@ -220,6 +228,8 @@ def key_kind(identifier: str) -> str | None:
     token-kind value ends at the first space unless it is ``<scheme> <credential>``.
     """
     parts = [p.lower() for p in _PART_SPLIT.split(identifier.rsplit(".", 1)[-1]) if p]
+    if parts[-3:] == ["private", "key", "id"]:
+        return "token"  # a service account's key id (GCP `private_key_id`): it names the key to revoke
     if not parts or parts[-1] in NON_SECRET_LAST_PARTS:
         return None
     kind = None
@@ -462,8 +472,22 @@ def _redact_keyed(text: str) -> str:
     return "".join(pieces)
 
 
+def is_credential_value(value: str) -> bool:
+    """Whether a value found by its context (a netrc ``password``, a ``curl -u`` pair) is a credential.
+
+    Its place already says it is one, so only what can never be a credential is
+    refused: a placeholder or interpolation, a redaction marker, and values
+    shorter than a quoted keyed value may be.
+    """
+    return len(value) >= _MIN_QUOTED and not _marker_then_structure(value) and not is_placeholder(value)
+
+
+_CONTEXT_JUDGE = ValueJudge(key_kind, is_credential_value)
+
+
 def redact_strict(text: str) -> str:
     """Return ``text`` with every credential the strict profile recognises replaced by a marker."""
     text = _redact_providers(text)
     text = _redact_url_credentials(text)
+    text = redact_contexts(text, _CONTEXT_JUDGE)
     return _redact_keyed(text)
