@@ -250,7 +250,8 @@ def test_store_mode_and_named_store_fingerprints(tmp_path: Path) -> None:
     out = tmp_path / "stores"
     for name in ("a.cce", "b.cce"):
         assert run_cce("index", root, "--no-metrics", "--store", out / name).returncode == 0
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
+    # (A store's writer lock file, `<store>.lock`, sits beside it too; it is not the fingerprint's concern.)
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".") and not p.name.endswith(".lock")) == [
         "a.cce", "a.cce.d", "a.cce.fingerprint.json", "b.cce", "b.cce.d", "b.cce.fingerprint.json"]
     assert fingerprint_path(out / "a.cce") == out / "a.cce.fingerprint.json"
     done = doctor("--store", out / "a.cce")
@@ -268,7 +269,9 @@ def test_usage_errors(tmp_path: Path) -> None:
                             f"(`cce index {tmp_path}`)\n")
     missing = doctor("--store", tmp_path / "nope.cce")
     assert missing.returncode == 1 and missing.stderr.startswith(f"error: no store at {tmp_path / 'nope.cce'}")
-    assert doctor("--dir", tmp_path / "nope").stderr == f"error: not a directory: {tmp_path / 'nope'}\n"
+    assert doctor("--dir", tmp_path / "nope").stderr == f"error: no such directory: {tmp_path / 'nope'}\n"
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    assert doctor("--dir", tmp_path / "a-file").stderr == f"error: not a directory: {tmp_path / 'a-file'}\n"
 
 
 def write_workspace(root: Path, members: list[str]) -> None:

@@ -105,9 +105,9 @@ def test_pull_installs_through_decode_to_store(raw: bytes, host, tmp_path: Path,
 
     calls = []
 
-    def recording(raw_bytes: bytes, embedder):
+    def recording(raw_bytes: bytes, embedder, *request):
         calls.append(len(raw_bytes))
-        return pull_decode.decode_to_store(raw_bytes, embedder)
+        return pull_decode.decode_to_store(raw_bytes, embedder, *request)
 
     monkeypatch.setattr(service, "decode_to_store", recording)
     service.install_artifact(tmp_path, raw, log_metrics=False)

@@ -184,8 +184,10 @@ def test_a_configured_remote_that_fails_falls_back_to_a_local_build(env: dict[st
     write_config(unpublished, sync_config(url, auto_pull=False).replace(REPO_ID, "someone-else"))
     done = cce(env, unpublished, "init")
     assert ok(done) == report(index_line)
-    assert done.stderr == ("warning: sync pull failed: no `--latest` pointer for someone-else on `main` — built the "
-                           "index locally instead\n")
+    # The one line names the ids the cache does hold (a repo-id mismatch is the usual cause).
+    assert done.stderr == ("warning: sync pull failed: no `--latest` pointer for someone-else on `main` — the cache "
+                           f"holds nothing under that repo id; it holds: {REPO_ID} (pick one with `cce sync init "
+                           "--remote <url> --repo-id <id>`) — built the index locally instead\n")
 
 
 def test_a_local_build_drops_the_marker_of_the_store_it_replaced(env: dict[str, str], tmp_path: Path,

@@ -16,6 +16,7 @@ import pytest
 import test_sync_cli
 from test_sync_cli import bare_remote, cce, git, ok, one_error, seed
 
+from cce_core.sync.artifact import import_artifact
 from cce_core.workspace.manifest import load_manifest, manifest_yaml
 
 BASE = "example.com__acme__mono"
@@ -262,6 +263,15 @@ def test_pull_all_builds_a_searchable_workspace_and_refreshes_idempotently(env: 
             before[f"{member}/.cce/index.cce"][0]
 
 
+def relabelled(artifact: bytes, repo_id: str) -> bytes:
+    """The same artifact published as ``repo_id``'s, with its checksum redone (a pull checks whose it is)."""
+    from dataclasses import replace
+
+    parsed = import_artifact(artifact)
+    moved = replace(parsed, manifest=replace(parsed.manifest, repo_id=repo_id, checksum=""))
+    return replace(moved, manifest=replace(moved.manifest, checksum=moved.computed_checksum())).to_bytes()
+
+
 def test_published_member_paths_never_write_outside_the_workspace(env: dict[str, str], tmp_path: Path) -> None:
     url = bare_remote(env, tmp_path / "cache.git")
     good = tmp_path / "good-src"
@@ -275,9 +285,9 @@ def test_published_member_paths_never_write_outside_the_workspace(env: dict[str,
                "  - name: link\n    path: link\n    type: store-only\n    package: link\n")
     files = {"hash/2.3/evil__ws/workspace.yml": hostile.encode(), "hash/2.3/evil__../refs/main": f"{sha}\n".encode()}
     for name in ("up", "abs", "link"):  # every member is pullable: only the path check stops a write
-        files[f"hash/2.3/evil__ws__{name}/{sha}.cce"] = artifact
+        files[f"hash/2.3/evil__ws__{name}/{sha}.cce"] = relabelled(artifact, f"evil__ws__{name}")
         files[f"hash/2.3/evil__ws__{name}/refs/main"] = f"{sha}\n".encode()
-    files[f"hash/2.3/evil__../{sha}.cce"] = artifact
+    files[f"hash/2.3/evil__../{sha}.cce"] = relabelled(artifact, "evil__..")
     seed(env, url, tmp_path, files)
     outside_link = tmp_path / "outside-link"
     outside_link.mkdir()

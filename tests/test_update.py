@@ -116,6 +116,30 @@ def test_plugins_the_index_does_not_know_are_listed(index: tuple[StubIndex, str]
         assert done.stdout.endswith(f"not on the index (installed from elsewhere): {', '.join(others)}\n")
 
 
+def test_an_index_that_knows_none_of_them_checked_nothing(index: tuple[StubIndex, str]) -> None:
+    # Nothing was compared, so nothing may be called up to date: one error line, exit 1 (docs/updates.md).
+    _stub, url = index
+    names = ", ".join(i.name for i in installed())
+    for args in (("--check",), ()):
+        done = update(url, *args)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "up to date" not in done.stdout
+        assert done.stderr == (f"error: nothing could be checked: the package index at {url} knows none of the "
+                               f"{len(installed())} installed cce distributions ({names}) — they were installed "
+                               "from elsewhere; point --index-url (or CCE_INDEX_URL) at the index that has them\n")
+
+
+def test_up_to_date_counts_only_what_was_checked(index: tuple[StubIndex, str]) -> None:
+    stub, url = index
+    others = [i for i in installed() if i.name != CORE_DISTRIBUTION]
+    if not others:
+        pytest.skip("no cce plugin is installed in this environment")
+    stub.versions = {CORE_DISTRIBUTION: core_version(), others[0].name: others[0].version}
+    done = update(url, "--check")
+    assert done.returncode == 0
+    assert done.stdout.startswith(f"up to date: cce-core {core_version()} and 1 plugin (checked against {url})\n")
+
+
 def test_update_refuses_an_editable_install(index: tuple[StubIndex, str]) -> None:
     core = next(i for i in installed() if i.name == CORE_DISTRIBUTION)
     if core.editable_from is None:

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from cce_core import __version__
-from cce_core.default_plugins.hash_embedder import EMBED_DIM
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import TOKEN_ESTIMATOR_ID
@@ -117,8 +116,10 @@ def file_sha256(path: Path) -> str:
 
 def fingerprint_for(meta: dict[str, Any], store_sha256: str) -> Fingerprint:
     """The sealed fingerprint of a store with metadata ``meta`` whose bytes hash to ``store_sha256``."""
+    from cce_core.plugins.host import embedder_dim
+
     embedder = str(meta.get("embedder", ""))
-    dim = EMBED_DIM if embedder == HASH_EMBEDDER else int(meta.get("embed_dim") or 0)
+    dim = embedder_dim(HASH_EMBEDDER) if embedder == HASH_EMBEDDER else int(meta.get("embed_dim") or 0)
     return Fingerprint(
         block_nesting_limit=BLOCK_NESTING_LIMIT,
         embed_dim=dim,

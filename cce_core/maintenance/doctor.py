@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cce_core.default_plugins.hash_embedder import EMBED_DIM
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import TOKEN_ESTIMATOR_ID
 from cce_core.indexing.fingerprint import (
@@ -31,7 +31,13 @@ from cce_core.indexing.fingerprint import (
     file_sha256,
     load_fingerprint,
 )
+from cce_core.indexing.pack_drift import pack_drift
 from cce_core.indexing.store import SegmentedStore, StoreData, default_store_path, load_store
+from cce_core.plugins.host import embedder_dim
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from cce_core.knowledge.store import KnowledgeStore
+    from cce_core.plugins.host import PackRegistry
 
 NO_FINGERPRINT_NOTICE = ("no fingerprint recorded (store built before fingerprints existed) — re-index to enable "
                          "drift detection")
@@ -92,14 +98,17 @@ class Installation:
     tokenizer: str = TOKEN_ESTIMATOR_ID
     block_nesting_limit: int = BLOCK_NESTING_LIMIT
     markdown_section_tokens: int = MARKDOWN_SECTION_TOKENS
-    hash_dim: int = EMBED_DIM
+    hash_dim: int = field(default_factory=lambda: embedder_dim(HASH_EMBEDDER))  # asked of the plugin
+    # The installed packs themselves: which files another pack set re-chunks (None: any difference counts).
+    packs: PackRegistry | None = None
 
 
 def current_installation() -> Installation:
     """The installed plugins' pack set and the engine's pinned identities."""
     from cce_core.plugins.host import default_host
 
-    return Installation(pack_set=default_host().packs.pack_set_id)
+    packs = default_host().packs
+    return Installation(pack_set=packs.pack_set_id, packs=packs)
 
 
 def run_doctor(*, directory: Path | None = None, store: Path | None = None,
@@ -198,8 +207,8 @@ def _parse_store(store_path: Path, report: DoctorReport) -> StoreData | None:
     if rows and not dim:
         report.fail(f"{_plural(rows, 'chunk')} carr{'ies' if rows == 1 else 'y'} EMPTY embeddings — no vector "
                     "signal at all; re-index")
-    elif data.embedder == HASH_EMBEDDER and rows and dim != EMBED_DIM:
-        report.fail(f"hash-embedder store has {dim}-dim vectors but this engine embeds queries at {EMBED_DIM} — "
+    elif data.embedder == HASH_EMBEDDER and rows and dim != (hash_dim := embedder_dim(HASH_EMBEDDER)):
+        report.fail(f"hash-embedder store has {dim}-dim vectors but this engine embeds queries at {hash_dim} — "
                     "cosine scores would be meaningless; re-index")
     if not finite:
         report.fail("the embedding matrix holds NaN or infinite values — the store is damaged; re-index")
@@ -240,6 +249,7 @@ def _check_fingerprint(fp: Fingerprint, store_sha: str, data: StoreData | None, 
         report.fail("store bytes do not match the fingerprint — the store was modified or rebuilt without updating "
                     "it (by hand, by another tool, or a run killed between the two writes); re-index to realign")
     drift = 0
+    harmless_packs = False
     if data is not None and fp.embedder != (data.embedder or HASH_EMBEDDER):
         drift += 1
         report.fail(f"embedder drift: the fingerprint records `{fp.embedder}` but the store declares "
@@ -250,9 +260,19 @@ def _check_fingerprint(fp: Fingerprint, store_sha: str, data: StoreData | None, 
         report.fail(f"embedding dimensions changed: built at {fp.embed_dim}, this engine embeds at "
                     f"{installed.hash_dim} — vector scores would compare different spaces; re-index")
     if fp.pack_set != installed.pack_set:
-        drift += 1
-        report.fail(f"chunker changed: the store was built with packs `{fp.pack_set}`, this installation has "
-                    f"`{installed.pack_set}` — chunk ids may not be reproducible; re-index to realign")
+        # Only the files the difference re-chunks matter: a pack for a language the store has no file of
+        # changes nothing this installation would build.
+        packs = (pack_drift(fp.pack_set, installed.packs, data)
+                 if installed.packs is not None and data is not None else None)
+        if packs is not None and not packs.affected:
+            harmless_packs = True
+            report.advisory(f"packs differ from the build (`{fp.pack_set}` → `{installed.pack_set}`), but no file of "
+                            "this store is chunked differently — nothing to re-index")
+        else:
+            drift += 1
+            what = packs.files() if packs is not None else "chunk ids may not be reproducible"
+            report.fail(f"chunker changed: the store was built with packs `{fp.pack_set}`, this installation has "
+                        f"`{installed.pack_set}` — {what}; re-index to realign")
     if fp.tokenizer != installed.tokenizer:
         drift += 1
         report.fail(f"tokenizer rule changed (`{fp.tokenizer}` vs `{installed.tokenizer}`) — token counts, chunk "
@@ -274,7 +294,8 @@ def _check_fingerprint(fp: Fingerprint, store_sha: str, data: StoreData | None, 
         from cce_core import __version__
 
         note = "" if fp.engine_version == __version__ else f" — built by cce {fp.engine_version}, config unchanged"
-        report.ok(f"fingerprint matches this installation ({fp.embedder}/{fp.embed_dim} · packs `{fp.pack_set}` · "
+        matches = "otherwise matches" if harmless_packs else "matches"
+        report.ok(f"fingerprint {matches} this installation ({fp.embedder}/{fp.embed_dim} · packs `{fp.pack_set}` · "
                   f"{fp.tokenizer}{note})")
 
 
@@ -338,3 +359,50 @@ def _check_knowledge(root: Path, report: DoctorReport) -> None:
         return
     report.ok(f"contract {store.schema} · snapshot {store.snapshot} · {_plural(int(store.records), 'record')} · "
               f"{_plural(len(store.chunks), 'chunk')}")
+    _check_knowledge_secrets(root, store, report)
+
+
+# Every stored text facet of a knowledge chunk; the record id is an address and is judged apart.
+_KNOWLEDGE_FACETS = ("content", "kind", "name", "source", "title", "url", "state", "state_reason", "updated_at",
+                     "group")
+_KNOWLEDGE_LISTS = ("labels", "links")
+
+
+def _printable(text: str) -> str:
+    """``text`` with anything that would not print as part of one line escaped."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def _check_knowledge_secrets(root: Path, store: KnowledgeStore, report: DoctorReport) -> None:
+    """Stored text the redactor would still change: ingested before that redaction existed, or edited since.
+
+    The redactor is the identity on clean text, so ``redact(value) != value``
+    means a secret-shaped value is on disk (and, if the corpus was pushed, on
+    the remote: re-ingesting here does not clean that copy). Findings name
+    the facet, never the value. A record id cannot be redacted at rest (chunk
+    ids derive from it), so it gets its own advisory, shown redacted. The
+    profile is the one the project's ingest uses.
+    """
+    from cce_core.foundation.config import load_config
+    from cce_core.indexing.redactor import redact_with
+
+    profile = load_config(root).secrets_profile
+
+    def dirty(value: str) -> bool:
+        return redact_with(value, profile) != value
+
+    facets: set[str] = set()
+    ids: dict[str, None] = {}
+    for chunk in store.chunks:
+        if dirty(chunk.record_id):
+            ids.setdefault(redact_with(chunk.record_id, profile), None)
+        facets.update(name for name in _KNOWLEDGE_FACETS
+                      if isinstance(getattr(chunk, name), str) and dirty(getattr(chunk, name)))
+        facets.update(name for name in _KNOWLEDGE_LISTS if any(dirty(item) for item in getattr(chunk, name)))
+    if facets:
+        report.advisory(f"the knowledge store holds text the redactor would remove, in: {', '.join(sorted(facets))} — "
+                        "it was ingested before that redaction (or edited since); re-ingest the feed, and if it was "
+                        "pushed, push again (a local re-ingest does not clean the copy on the remote)")
+    for shown_id in ids:
+        report.advisory(f"knowledge record id `{_printable(shown_id)}` holds something secret-shaped; a record id is "
+                        "an address, re-ingesting keeps it — fix the source that mints the ids")

@@ -9,6 +9,10 @@ only when the user runs ``cce update``.
 
 An editable install (a development checkout, ``pip install -e``) is never
 upgraded: pip would replace the checkout's link with a released copy.
+
+"Up to date" is said only of what the index was asked about and knew: when
+it knows none of the installed distributions, nothing was compared, and
+that is an error rather than a reassurance.
 """
 
 from __future__ import annotations
@@ -90,6 +94,21 @@ class UpdateCheck:
     def update_available(self) -> bool:
         return bool(self.newer)
 
+    @property
+    def checked(self) -> list[Installed]:
+        """The distributions the index knew, so whose versions were compared."""
+        unknown = {i.name for i in self.unknown}
+        return [i for i in self.installed if i.name not in unknown]
+
+    def nothing_checked(self) -> CceError | None:
+        """The error to raise when the index knew none of the installed distributions; None otherwise."""
+        if self.installed and not self.checked:
+            names = ", ".join(i.name for i in self.installed)
+            return CceError(f"nothing could be checked: the package index at {self.index_url} knows none of the "
+                            f"{len(self.installed)} installed cce distributions ({names}) — they were installed "
+                            "from elsewhere; point --index-url (or CCE_INDEX_URL) at the index that has them")
+        return None
+
     def pip_arguments(self) -> list[str]:
         """The upgrade, run with this interpreter's pip."""
         return [sys.executable, "-m", "pip", "install", "--upgrade", *(i.name for i, _latest in self.newer)]
@@ -98,8 +117,10 @@ class UpdateCheck:
         return shlex.join(self.pip_arguments())
 
     def render(self) -> str:
-        core = next((i for i in self.installed if i.name == CORE_DISTRIBUTION), None)
-        plugins = len(self.installed) - (core is not None)
+        # Only what was compared is called up to date; the rest is listed as not on the index below.
+        checked = self.checked
+        core = next((i for i in checked if i.name == CORE_DISTRIBUTION), None)
+        plugins = len(checked) - (core is not None)
         lines: list[str] = []
         if not self.newer:
             what = f"{CORE_DISTRIBUTION} {core.version}" if core is not None else "no cce-core"

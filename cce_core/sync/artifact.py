@@ -16,7 +16,12 @@ identity is what makes a cache content-addressable across engines and what
 Every object is compact JSON with sorted keys, as the reference's writer lays
 it out. ``checksum`` is the SHA-256 of the stream rendered with
 ``"checksum":""``. Reading recomputes it by re-rendering the parsed artifact,
-so anything that would not survive a round trip is refused.
+so anything that would not survive a round trip is refused; the graph line is
+re-rendered from its edges exactly as published (resolving them again from
+file names would lose what the publisher's packs resolved, the reference's
+#115). Before that, every field is checked against the format and, for a
+pull, against what the pull asked for (``artifact_limits``): a valid checksum
+says only that the bytes arrived as written.
 
 This module knows nothing about git, remotes or the CLI; it converts a store
 to an artifact and an artifact back to a store that searches exactly as a
@@ -28,6 +33,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -39,12 +45,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import tokenize_bytes
 from cce_core.indexing.bm25 import build_bm25
 from cce_core.indexing.chunker import Chunk
 from cce_core.indexing.graph import build_edges
 from cce_core.indexing.store import Bm25Arrays, FileEntry, StoreData
+from cce_core.sync import artifact_limits as limits
+from cce_core.sync.artifact_limits import ArtifactError, shown
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from cce_core.hookspecs import Embedder
@@ -65,9 +72,21 @@ PULLED_SOURCE = "sync-pull"
 
 _U64_LIMIT = 1 << 64
 
+__all__ = ["ArtifactError", "ArtifactRequest", "artifact_to_store", "build_artifact", "check_head", "export_artifact",
+           "import_artifact"]
 
-class ArtifactError(CceError):
-    """An artifact that cannot be built or is not a valid format-2.3 stream."""
+
+@dataclass(frozen=True)
+class ArtifactRequest:
+    """What a pull asked for: the artifact must say it is exactly this ``repo_id@sha``."""
+
+    repo_id: str
+    sha: str
+
+
+def plain(text: str) -> str:
+    """``text`` as it is when it prints as one short line, else quoted and escaped (:func:`shown`)."""
+    return text if len(text) <= 200 and text.isprintable() else shown(text)
 
 
 # -- embeddings --------------------------------------------------------------
@@ -241,6 +260,12 @@ def build_artifact(data: StoreData, repo_id: str, sha: str, module_suffixes: Ite
         file_imports=file_imports,
         edges=build_edges(file_imports, list(file_tokens), module_suffixes),
     )
+    # What a pull would refuse is never published: the same checks, on the way out.
+    try:
+        _check_manifest(manifest, None, where="in the index")
+        _check_chunks(manifest, artifact.chunks, artifact.embeddings)
+    except ArtifactError as exc:
+        raise ArtifactError(f"cannot build a shareable artifact of this index: {exc}") from None
     return _with_checksum(artifact, artifact.computed_checksum())
 
 
@@ -324,7 +349,7 @@ def _parse_manifest(line: str) -> Manifest:
     for path in sorted(tokens_obj):
         count = _unsigned(tokens_obj[path])
         if count is None:
-            raise ArtifactError(f"file_tokens[{path}] is not an integer")
+            raise ArtifactError(f"file_tokens[{plain(path)}] is not an integer")
         file_tokens[path] = count
 
     def text(key: str) -> str:
@@ -336,6 +361,26 @@ def _parse_manifest(line: str) -> Manifest:
     return Manifest(repo_id=text("repo_id"), sha=text("sha"), cce_version=text("cce_version"),
                     embedder=text("embedder"), pack_set_id=text("pack_set_id"), chunk_count=chunk_count,
                     checksum=text("checksum"), file_tokens=file_tokens)
+
+
+def _check_manifest(m: Manifest, request: ArtifactRequest | None, *, where: str = "in the manifest") -> None:
+    """The manifest against the format and the pull's request: cheap, and done before any chunk is read."""
+    if request is not None and (m.repo_id, m.sha) != (request.repo_id, request.sha):
+        raise ArtifactError(f"the artifact is for {plain(m.repo_id)}@{plain(m.sha)}, but the pull asked for "
+                            f"{request.repo_id}@{request.sha}")
+    if m.cce_version != SYNC_FORMAT_VERSION:
+        raise ArtifactError(f"the artifact's format is `{plain(m.cce_version)}`, this engine reads format "
+                            f"{SYNC_FORMAT_VERSION}")
+    if m.embedder != HASH_EMBEDDER:
+        raise ArtifactError(f"the artifact was embedded with `{plain(m.embedder)}`; only `{HASH_EMBEDDER}` "
+                            "artifacts can be installed")
+    if not limits.is_pack_set_id(m.pack_set_id):
+        raise ArtifactError(f"manifest pack_set_id {shown(m.pack_set_id)} is not a sorted list of pack names")
+    if m.checksum:  # a freshly built manifest is checked before it is stamped
+        limits.check_checksum_field(m.checksum)
+    for path, count in m.file_tokens.items():
+        limits.check_path(path, where)
+        limits.check_count(count, f"file_tokens[{path}]")
 
 
 def _parse_chunk(line: str) -> tuple[Chunk, bytes]:
@@ -359,7 +404,10 @@ def _chunk_from(v: Any) -> tuple[Chunk, bytes]:
             raise ArtifactError(f"chunk missing integer field `{key}`")
         return found
 
-    embedding = _embedding_bytes(text("embedding"))
+    encoded = text("embedding")
+    named = v.get("id")
+    limits.check_embedding_text(encoded, plain(named) if isinstance(named, str) else "?")
+    embedding = _embedding_bytes(encoded)
     chunk = Chunk(chunk_id=text("id"), file_path=text("file_path"), start_line=number("start_line"),
                   end_line=number("end_line"), chunk_type=text("chunk_type"), kind=text("kind"),
                   language=text("language"), content=text("content"), token_count=number("token_count"))
@@ -383,6 +431,8 @@ def _quick_chunk(v: Any) -> tuple[Chunk, bytes] | None:
             and 0 <= start < _U64_LIMIT and 0 <= end < _U64_LIMIT and 0 <= tokens < _U64_LIMIT):
         return None
     text = v["embedding"]
+    if len(text) > limits.MAX_EMBEDDING_CHARS:
+        return None  # never decoded here: the line-by-line parse refuses it by its length
     try:
         # Lenient decoding is a third faster than strict_mode, and no less strict here:
         # only text that re-encodes to itself (canonical base64) is accepted.
@@ -441,6 +491,40 @@ def _parse_chunks(lines: list[bytes], *, hashed: bool, body: bytes = b"",
     return [_parse_chunk(_utf8(whole or line, line)) for line in lines], False
 
 
+def _check_chunks(m: Manifest, chunks: Sequence[Chunk], embeddings: Sequence[bytes]) -> None:
+    """Every chunk against the format: listed file, printable labels, bounded numbers and text, one id each,
+    finite vectors of the hash embedder's width."""
+    seen: set[str] = set()
+    for c in chunks:
+        for name, value in (("id", c.chunk_id), ("kind", c.kind), ("language", c.language),
+                            ("chunk_type", c.chunk_type)):
+            limits.check_label(name, value)
+        if c.chunk_id in seen:
+            raise ArtifactError(f"duplicate chunk id {c.chunk_id}")
+        seen.add(c.chunk_id)
+        if c.file_path not in m.file_tokens:
+            raise ArtifactError(f"chunk {c.chunk_id} belongs to {plain(c.file_path)}, which the manifest does not list")
+        for name, number in (("start_line", c.start_line), ("end_line", c.end_line), ("token_count", c.token_count)):
+            limits.check_count(number, f"chunk {c.chunk_id}: {name}")
+        limits.check_content(c.content, c.chunk_id)
+    widths = {len(e) for e in embeddings}
+    if len(widths) > 1:
+        raise ArtifactError(f"the artifact's embeddings have different lengths ({sorted(w // 8 for w in widths)})")
+    from cce_core.plugins.host import embedder_dim
+
+    hash_dim = embedder_dim(HASH_EMBEDDER) if widths else 0
+    if widths and widths != {8 * hash_dim}:
+        raise ArtifactError(f"the artifact's vectors have {widths.pop() // 8} dimensions; the hash embedder's have "
+                            f"{hash_dim}")
+    import numpy as np
+
+    # One pass over every component: a NaN or an infinity would make every later search fail.
+    finite = np.isfinite(np.frombuffer(b"".join(embeddings), dtype="<f8").reshape(len(embeddings), -1)).all(axis=1) \
+        if embeddings else np.ones(0, dtype=bool)
+    if not finite.all():
+        raise ArtifactError(f"chunk {chunks[int(np.argmin(finite))].chunk_id} has a NaN or infinite vector component")
+
+
 def _stem(path: str) -> str:
     """A file's basename without its last extension (the whole basename when that would be empty)."""
     base = path.rsplit("/", 1)[-1]
@@ -448,18 +532,19 @@ def _stem(path: str) -> str:
     return stem if dot and stem else base
 
 
-def _parse_graph(line: str) -> dict[str, list[str]]:
-    """What each source file imports, as the stems of the files its edges point at.
+def _parse_graph(line: str, files: dict[str, int]) -> list[tuple[str, str]]:
+    """The published edges, exactly as published: each between two listed files, sorted, once.
 
-    The graph line carries resolved edges only, so the module names a file
-    imported are gone; a target's stem resolves back to that target, which is
-    all search expansion needs. The ``nodes`` list is not read: nodes are the
+    They are kept as they are, never resolved again: the publisher's packs
+    resolved them (a module may reach its file only through a pack's suffix
+    rule), and re-resolving a target's file name here could pick another
+    file of the same name. The ``nodes`` list is not read: nodes are the
     manifest's files.
     """
     edges = _get(_parse_json(line, "graph"), "edges")
     if not isinstance(edges, list):
         raise ArtifactError("graph missing array `edges`")
-    imports: dict[str, list[str]] = {}
+    out: list[tuple[str, str]] = []
     for edge in edges:
         source = _get(edge, "source")
         if not isinstance(source, str):
@@ -467,6 +552,24 @@ def _parse_graph(line: str) -> dict[str, list[str]]:
         target = _get(edge, "target")
         if not isinstance(target, str):
             raise ArtifactError("edge missing string `target`")
+        out.append((source, target))
+        named = f"graph edge {plain(source)} → {plain(target)}"
+        if source not in files or target not in files:
+            raise ArtifactError(f"{named} names a file the manifest does not list")
+        if source == target:
+            raise ArtifactError(f"{named} points at itself")
+        kind = _get(edge, "type")
+        if kind != EDGE_TYPE:
+            raise ArtifactError(f"{named} has type `{plain(kind) if isinstance(kind, str) else _dumps(kind)}`")
+    if any(a >= b for a, b in itertools.pairwise(out)):
+        raise ArtifactError("graph edges are not sorted and unique")
+    return out
+
+
+def _imports_of(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """What each file imports, as the stems of the files its edges point at (the module names are not published)."""
+    imports: dict[str, list[str]] = {}
+    for source, target in edges:
         imports.setdefault(source, []).append(_stem(target))
     return imports
 
@@ -479,15 +582,18 @@ def _not_utf8(exc: UnicodeDecodeError) -> ArtifactError:
     return ArtifactError(f"artifact is not UTF-8: {detail}")
 
 
-def import_artifact(raw: bytes) -> Artifact:
+def import_artifact(raw: bytes, request: ArtifactRequest | None = None) -> Artifact:
     """Parse and validate `.cce` bytes; the checksum is recomputed from what was parsed.
 
     Raises :class:`ArtifactError` naming the first problem: not UTF-8, too
-    short, a line count that disagrees with ``chunk_count``, a line that is
-    not JSON or lacks a field, a bad embedding, or a checksum mismatch.
+    short, a line longer than the format allows, a line count that disagrees
+    with ``chunk_count``, a manifest that is not this format's or not the
+    ``request``'s ``repo_id@sha`` (checked before any chunk is parsed), a
+    line that is not JSON or lacks a field, a field outside the format
+    (``artifact_limits``), a bad embedding, or a checksum mismatch.
     """
     try:
-        return _import(raw)
+        return _import(raw, request)
     except ArtifactError:
         # Not being UTF-8 is the first problem to name, wherever in the stream it is.
         try:
@@ -497,7 +603,23 @@ def import_artifact(raw: bytes) -> Artifact:
         raise
 
 
-def _import(raw: bytes) -> Artifact:
+def check_head(raw: bytes, request: ArtifactRequest | None = None) -> None:
+    """The checks :func:`import_artifact` makes before it parses any chunk: line lengths, manifest, request.
+
+    Cheap next to decoding: a caller about to spend more on an artifact (a
+    child process decoding it in parallel) runs them first.
+    """
+    try:
+        _head(raw, request)
+    except ArtifactError:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(exc) from None
+        raise
+
+
+def _head(raw: bytes, request: ArtifactRequest | None) -> tuple[list[bytes], Manifest]:
     # LF only: JSON leaves U+2028, U+0085 and the like raw inside strings, and
     # splitlines() would cut a line there. Split as bytes: a 20 MB artifact is
     # split many times faster than its decoded text. Every part is decoded
@@ -507,10 +629,19 @@ def _import(raw: bytes) -> Artifact:
         lines.pop()
     if len(lines) < 2:
         raise ArtifactError("artifact too short: need at least a manifest and a graph line")
+    # A line longer than any field of its kind can make is refused by its length, before it is parsed.
+    limits.check_line_lengths([len(line) for line in lines])
     manifest = _parse_manifest(_utf8(raw, lines[0]))
     n = manifest.chunk_count
     if len(lines) != n + 2:
         raise ArtifactError(f"artifact line count {len(lines)} does not match chunk_count {n} (expected {n + 2})")
+    _check_manifest(manifest, request)
+    return lines, manifest
+
+
+def _import(raw: bytes, request: ArtifactRequest | None) -> Artifact:
+    lines, manifest = _head(raw, request)
+    n = manifest.chunk_count
     # An artifact as the engines write it is already the canonical rendering of what it parses
     # to. When its bytes hash to the manifest's checksum as sent, and every line is shown to be
     # its own canonical rendering, the recomputed checksum is that same hash: nothing needs
@@ -525,11 +656,10 @@ def _import(raw: bytes) -> Artifact:
     body = raw[first : first + sum(map(len, chunk_lines)) + len(chunk_lines) - 1] if chunk_lines else b""
     graph_line = _utf8(raw, lines[n + 1])
     parsed, lines_canonical = _parse_chunks(chunk_lines, hashed=hashed, body=body, whole=raw)
-    file_imports = _parse_graph(graph_line)
-    # Each import is now the stem of a file that is in the manifest, and a stem always
-    # resolves by the stem rule, never by a pack suffix: no packs are needed to re-resolve.
-    edges = build_edges(file_imports, sorted(manifest.file_tokens), ())
-    artifact = Artifact(manifest, [c for c, _ in parsed], [e for _, e in parsed], file_imports, edges)
+    chunks, embeddings = [c for c, _ in parsed], [e for _, e in parsed]
+    _check_chunks(manifest, chunks, embeddings)
+    edges = _parse_graph(graph_line, manifest.file_tokens)
+    artifact = Artifact(manifest, chunks, embeddings, _imports_of(edges), edges)
     if hashed and lines_canonical and artifact.graph_line() == lines[n + 1]:
         return artifact
     recomputed = artifact.computed_checksum()

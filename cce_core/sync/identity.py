@@ -12,6 +12,7 @@ the real ``git`` command, so the sync commands hold no naming rules of their own
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 from pathlib import Path
 
@@ -34,6 +35,9 @@ KNOWLEDGE_KEY_ROOT = f"knowledge/{KNOWLEDGE_KEY_VERSION}"
 STORE_DIR_NAME = ".cce"
 
 _ID_PUNCTUATION = frozenset("._-")
+# A commit sha as a key may name one: lowercase hex, from git's shortest abbreviation to a SHA-256 id.
+_SHA = re.compile(r"[0-9a-f]{4,64}")
+SHA_RULE = "4 to 64 lowercase hex digits"
 
 
 # --------------------------------------------------------------------------- ids
@@ -78,6 +82,11 @@ def _is_single_segment(value: str) -> bool:
 def valid_repo_id(repo_id: str) -> bool:
     """Whether ``repo_id`` can be one path segment of a key: non-empty, sanitize-stable, not ``.``/``..``."""
     return _is_single_segment(repo_id)
+
+
+def is_sha(text: str) -> bool:
+    """Whether ``text`` can be the sha of an artifact key (:data:`SHA_RULE`): no separator, bounded length."""
+    return _SHA.fullmatch(text) is not None
 
 
 def valid_corpus_id(corpus_id: str) -> bool:
@@ -234,21 +243,23 @@ def branch_or_default(root: Path) -> str:
     return current_branch(root) or DEFAULT_REF
 
 
-def push_branch(root: Path, settings: SyncSettings) -> str:
-    """The branch whose ``refs/<branch>`` pointer a push advances: ``sync.ref``, else the checked-out one.
+def push_branch(root: Path, settings: SyncSettings, ref: str | None = None) -> str:
+    """The branch whose ``refs/<branch>`` pointer a push advances: ``--ref``, ``sync.ref``, else the checked-out one.
 
-    A detached HEAD with no ``sync.ref`` is refused rather than read as ``main``:
+    A detached HEAD with neither is refused rather than read as ``main``:
     pushing an old checkout would move ``refs/main`` back and every consumer's
     ``--latest`` with it.
     """
+    if ref is not None:
+        return ref
     if settings.ref is not None:
         return settings.ref
     branch = current_branch(root)
     if branch is None:
         raise CceError("cannot determine which ref to advance: HEAD is detached and no `sync.ref` is set. A "
                        "detached push would rewind the default ref (`main`) to this commit and silently rewind "
-                       "every consumer's `--latest`. Set `sync.ref <branch>` in .cce/config (CI can set it from "
-                       "its branch env), or check out the branch before pushing.")
+                       "every consumer's `--latest`. Name the ref: pass --ref <branch> (CI can pass its branch "
+                       "env), set `sync.ref` in .cce/config, or check out the branch before pushing.")
     return branch
 
 

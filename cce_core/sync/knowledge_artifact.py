@@ -37,6 +37,7 @@ from functools import cached_property
 from typing import Any
 
 from cce_core.knowledge.store import KnowledgeChunk, KnowledgeStore
+from cce_core.sync import artifact_limits as limits
 from cce_core.sync.artifact import (
     ArtifactError,
     _dumps,
@@ -176,6 +177,10 @@ def export_knowledge(store: KnowledgeStore | Mapping[str, Any], corpus_id: str) 
     parsed = [_store_chunk(i, c) for i, c in enumerate(raw_chunks)]
     if any(not vector for _fields, vector in parsed):
         raise ArtifactError(PHASE_A_REFUSAL)
+    # What the import refuses is never exported: a push must publish only what a pull can install.
+    for index, (_fields, vector) in enumerate(parsed):
+        if not all(math.isfinite(x) for x in vector):
+            raise _store_problem(f"chunk {index} has a non-finite embedding value")
     chunks = [fields for fields, _vector in parsed]
     try:
         embeddings = [struct.pack(f"<{len(v)}d", *v) for _fields, v in parsed]
@@ -184,6 +189,10 @@ def export_knowledge(store: KnowledgeStore | Mapping[str, Any], corpus_id: str) 
     manifest = KnowledgeManifest(contract=schema, corpus_id=corpus_id, snapshot=snapshot, records=records,
                                  chunk_count=len(chunks), data_as_of=data_as_of(c["updated_at"] for c in chunks))
     artifact = KnowledgeArtifact(manifest, chunks, embeddings)
+    try:
+        limits.check_line_lengths([0, *map(len, artifact._body.split(b"\n")[:-1])], graph=False)
+    except ArtifactError as exc:
+        raise _store_problem(str(exc)) from None
     return _stamped(artifact, artifact.computed_checksum())
 
 
@@ -244,6 +253,12 @@ def import_knowledge(raw: bytes) -> KnowledgeArtifact:
     a line count that disagrees with ``chunk_count``, a line that is not JSON
     or lacks a field, a bad embedding, or a checksum mismatch.
     """
+    # A line longer than any field can make is refused by its length, before it is decoded or parsed
+    # (the chunk lines' limits are the code artifact's; there is no graph line).
+    lengths = [len(line) for line in raw.split(b"\n")]
+    if lengths[-1] == 0:
+        lengths.pop()
+    limits.check_line_lengths(lengths, graph=False)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -48,6 +48,7 @@ from cce_core.knowledge.store import (
     validate_snapshot,
 )
 from cce_core.sync.artifact import ArtifactError
+from cce_core.sync.artifact_limits import MAX_POINTER_BYTES, LineGuard
 from cce_core.sync.identity import (
     KNOWLEDGE_KEY_ROOT,
     knowledge_artifact_key,
@@ -59,7 +60,7 @@ from cce_core.sync.identity import (
 )
 from cce_core.sync.knowledge_artifact import KnowledgeArtifact, data_as_of, export_knowledge, import_knowledge
 from cce_core.sync.markers import InstallMarker, read_marker, read_marker_strict
-from cce_core.sync.remote import KNOWLEDGE_LFS_PATTERN, GitRemote
+from cce_core.sync.remote import KNOWLEDGE_LFS_PATTERN, BlobTooLarge, GitRemote
 from cce_core.sync.settings import (
     KnowledgeSyncSettings,
     Retention,
@@ -146,7 +147,7 @@ def fetch_artifact(remote: GitRemote, corpus_id: str, snapshot: str) -> Knowledg
     wrong name.
     """
     key = knowledge_artifact_key(corpus_id, snapshot)
-    raw = remote.get(key)
+    raw = remote.get(key, guard=LineGuard)
     try:
         artifact = import_knowledge(raw)
     except ArtifactError as exc:
@@ -158,8 +159,15 @@ def fetch_artifact(remote: GitRemote, corpus_id: str, snapshot: str) -> Knowledg
 
 
 def read_current(remote: GitRemote, corpus_id: str) -> str | None:
-    """The snapshot the corpus's ``current`` pointer names; None when there is none (or it is blank)."""
-    return remote.read_text(knowledge_current_key(corpus_id)) or None
+    """The snapshot the corpus's ``current`` pointer names; None when there is none (or it is blank).
+
+    Read only up to :data:`MAX_POINTER_BYTES`: a pointer holds one snapshot id.
+    """
+    key = knowledge_current_key(corpus_id)
+    try:
+        return remote.read_text(key, max_bytes=MAX_POINTER_BYTES) or None
+    except BlobTooLarge:
+        raise CceError(f"the pointer {key} is over {MAX_POINTER_BYTES} bytes — not a snapshot id") from None
 
 
 # --------------------------------------------------------------------------- push
@@ -535,7 +543,9 @@ class KnowledgeVerdict:
         m = self.marker
         if self.checksum is None:
             return f"verify (checksum-only): knowledge corpus {m.corpus_id}@{m.snapshot}: {NO_RECORD_NOTICE}\n"
-        return f"verify OK (checksum-only): knowledge corpus {m.corpus_id}@{m.snapshot}\n  checksum : {self.checksum}\n"
+        # `checksum` is the artifact's (as the pull reported it); `store` the SHA-256 of the installed bytes.
+        return (f"verify OK (checksum-only): knowledge corpus {m.corpus_id}@{m.snapshot}\n  checksum : {m.checksum}\n"
+                f"  store    : {self.checksum}\n")
 
 
 def verify_checksum(root: Path) -> KnowledgeVerdict | None:

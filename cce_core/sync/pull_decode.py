@@ -12,6 +12,12 @@ The child never decides anything. Its result is used only when it covers the
 very chunks this process decoded, in the same order (compared by a digest of
 their ids); if it fails, disagrees, or the artifact is small, BM25 is built
 here as before. Verdicts, error texts and store bytes are the same either way.
+
+The child never outlives the pull. It closes its copy of the pipe's read end
+at once (holding it, a child whose parent was killed would block for ever
+writing its answer into a pipe only it could read), and on Linux it asks the
+kernel to kill it when its parent dies (``PR_SET_PDEATHSIG``), checking right
+after that its parent is still the one that forked it.
 """
 
 from __future__ import annotations
@@ -19,13 +25,21 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from cce_core.sync.artifact import Artifact, artifact_to_store, bm25_of, import_artifact
+from cce_core.sync.artifact import (
+    Artifact,
+    ArtifactRequest,
+    artifact_to_store,
+    bm25_of,
+    check_head,
+    import_artifact,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from cce_core.hookspecs import Embedder
@@ -36,6 +50,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 PARALLEL_MIN_BYTES = 4 << 20
 # The child is a helper for a sub-second job; past this the parent stops waiting and builds BM25 itself.
 CHILD_WAIT_SECONDS = 30.0
+# prctl(2): deliver a signal to this process when the thread that forked it dies.
+_PR_SET_PDEATHSIG = 1
 
 
 def _ids_digest(ids: Sequence[str]) -> bytes:
@@ -64,6 +80,25 @@ def _child_bm25(raw: bytes, conn: Any) -> None:
         conn.close()
 
 
+def _die_with_parent(parent: int) -> None:
+    """In the forked child: be killed when ``parent`` dies (Linux), and leave at once if it already has."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the request above took effect
+        os._exit(0)
+
+
+def _child_main(raw: bytes, send: Any, receive: Any, parent: int) -> None:
+    """Forked child's entry: drop the inherited read end, tie its life to the parent's, then do the work."""
+    receive.close()  # held here, the pipe would never report the parent gone, and a send could block for ever
+    _die_with_parent(parent)
+    _child_bm25(raw, send)
+
+
 class _Bm25Child:
     """A forked child building BM25 from the artifact bytes; ``bm25_for`` adopts its result or replaces it."""
 
@@ -75,7 +110,8 @@ class _Bm25Child:
         sys.stdout.flush()
         sys.stderr.flush()
         self._receive, send = context.Pipe(duplex=False)
-        self._process = context.Process(target=_child_bm25, args=(raw, send), daemon=True)
+        self._process = context.Process(target=_child_main, args=(raw, send, self._receive, os.getpid()),
+                                        daemon=True)
         self._process.start()
         send.close()
 
@@ -106,14 +142,19 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and (os.cpu_count() or 1) > 1
 
 
-def decode_to_store(raw: bytes, embedder: Embedder) -> tuple[Artifact, StoreData]:
-    """Validate and decode ``raw`` (:func:`import_artifact`) and turn it into a store (:func:`artifact_to_store`)."""
-    child = _Bm25Child(raw) if len(raw) >= PARALLEL_MIN_BYTES and _can_fork() else None
+def decode_to_store(raw: bytes, embedder: Embedder,
+                    request: ArtifactRequest | None = None) -> tuple[Artifact, StoreData]:
+    """Validate and decode ``raw`` (:func:`import_artifact`, against the pull's ``request``) and turn it into a
+    store (:func:`artifact_to_store`)."""
+    parallel = len(raw) >= PARALLEL_MIN_BYTES and _can_fork()
+    if parallel:
+        check_head(raw, request)  # never hand a child an artifact whose manifest or line lengths are refused
+    child = _Bm25Child(raw) if parallel else None
     if child is None:
-        artifact = import_artifact(raw)
+        artifact = import_artifact(raw, request)
         return artifact, artifact_to_store(artifact, embedder)
     try:
-        artifact = import_artifact(raw)
+        artifact = import_artifact(raw, request)
         return artifact, artifact_to_store(artifact, embedder, bm25_for=child.bm25_for)
     finally:
         child.close()  # a no-op once bm25_for has run; reaps the child when decoding failed

@@ -43,11 +43,13 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
@@ -63,6 +65,8 @@ LFS_POINTER_MAX_BYTES = 512
 LFS_POINTER_PREFIX = b"version https://git-lfs"
 # How long an operation waits for another process to release the clone.
 LOCK_TIMEOUT_SECONDS = 600.0
+# How much of a blob a checked read takes from git at a time.
+READ_BLOCK_BYTES = 1 << 20
 
 # Commits in the cache carry a fixed identity, so they work on a CI runner or
 # a fresh machine with no git identity configured.
@@ -127,6 +131,31 @@ class CloneBusy(RemoteError):
 
 class InvalidKey(RemoteError):
     """A key that is not a plain relative path inside the cache."""
+
+
+class BlobTooLarge(RemoteError):
+    """A key read with a size limit holds more bytes than that limit."""
+
+    def __init__(self, key: str, limit: int) -> None:
+        super().__init__(f"{key} on the remote is over {limit} bytes")
+        self.key = key
+        self.limit = limit
+
+
+class BlobCheck(Protocol):
+    """Fed a blob's bytes block by block as git writes them; raises to stop the read (git is then killed)."""
+
+    def feed(self, block: bytes) -> None: ...
+
+
+class _SizeLimit:
+    def __init__(self, key: str, limit: int) -> None:
+        self.key, self.limit, self.seen = key, limit, 0
+
+    def feed(self, block: bytes) -> None:
+        self.seen += len(block)
+        if self.seen > self.limit:
+            raise BlobTooLarge(self.key, self.limit)
 
 
 def display_url(text: str) -> str:
@@ -208,6 +237,44 @@ def _run_git(args: Sequence[str], *, cwd: Path | None = None, data: bytes | None
         raise RemoteError(f"failed to run git: {exc} — is git installed and on PATH?") from exc
 
 
+def _run_git_checked(args: Sequence[str], check: BlobCheck, *, cwd: Path, data: bytes | None = None,
+                     skip_smudge: bool = True, keep_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+    """:func:`_run_git`, with stdout handed to ``check`` as it arrives.
+
+    A blob is then never held whole before it has been judged: when ``check``
+    refuses a block, git is killed and the refusal raised, so a blob that is
+    small on the remote but huge once inflated costs at most what was read.
+    stderr goes to a file: git must never block on a full pipe nobody reads.
+    """
+    command = ["git", *_GIT_SETTINGS, "-C", str(cwd), *args]
+    with tempfile.TemporaryFile() as errors:
+        try:
+            proc = subprocess.Popen(command, stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=errors, env=_git_env(skip_smudge=skip_smudge),
+                                    pass_fds=keep_fds)
+        except OSError as exc:
+            raise RemoteError(f"failed to run git: {exc} — is git installed and on PATH?") from exc
+        blocks: list[bytes] = []
+        try:
+            assert proc.stdout is not None
+            if data is not None:
+                assert proc.stdin is not None
+                # Only small inputs are sent (an LFS pointer): they fit the pipe before git answers.
+                proc.stdin.write(data)
+                proc.stdin.close()
+            while block := proc.stdout.read(READ_BLOCK_BYTES):
+                check.feed(block)
+                blocks.append(block)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        proc.stdout.close()
+        returncode = proc.wait()
+        errors.seek(0)
+        return subprocess.CompletedProcess(command, returncode, b"".join(blocks), errors.read())
+
+
 def _describe(args: Sequence[str]) -> str:
     return "git " + " ".join(args)
 
@@ -251,21 +318,9 @@ class _CloneLock:
 
     @staticmethod
     def _try_lock(fd: int) -> bool:
-        if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-            import msvcrt
+        from cce_core.indexing.store_lock import try_exclusive_lock  # the same flock as a store's writer lock
 
-            try:
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-            except OSError:
-                return False
-            return True
-        import fcntl
-
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
+        return try_exclusive_lock(fd)
 
 
 class GitRemote:
@@ -493,37 +548,49 @@ class GitRemote:
             self._ensure_fetched()
             return self._git_ok(["cat-file", "-e", f"{self._tip}:{key}"])
 
-    def read_text(self, key: str) -> str | None:
+    def read_text(self, key: str, *, max_bytes: int | None = None) -> str | None:
         """A small text key (a ref pointer, ``current``), trimmed; ``None`` when absent.
 
         Read straight from the fetched branch, no LFS involved. A key that
         exists but cannot be read is an error, never mistaken for absence.
+        With ``max_bytes``, a key holding more raises :class:`BlobTooLarge`
+        once that much has been read.
         """
         key = _check_key(key)
         with self._exclusive():
             self._ensure_fetched()
-            data = self._read_origin(key)
+            data = self._read_origin(key, check=None if max_bytes is None else _SizeLimit(key, max_bytes))
         return None if data is None else _text(data)
 
-    def get(self, key: str) -> bytes:
-        """The bytes of ``key`` as pushed, downloading them from git-LFS if needed."""
+    def get(self, key: str, *, guard: Callable[[], BlobCheck] | None = None) -> bytes:
+        """The bytes of ``key`` as pushed, downloading them from git-LFS if needed.
+
+        ``guard`` makes a :class:`BlobCheck` for each read (the blob, then
+        the LFS object it points at): it sees the bytes as they arrive and
+        can refuse them before the whole blob is read.
+        """
         key = _check_key(key)
         with self._exclusive():
             self._ensure_fetched()
-            data = self._read_origin(key)
+            data = self._read_origin(key, check=guard() if guard is not None else None)
             if data is None:
                 raise CacheMiss(f"cache miss: {key} not found on the remote")
             if _looks_like_lfs_pointer(data):
-                data = self._smudge(key, data)
+                data = self._smudge(key, data, check=guard() if guard is not None else None)
         return data
 
-    def _smudge(self, key: str, pointer: bytes) -> bytes:
+    def _smudge(self, key: str, pointer: bytes, *, check: BlobCheck | None = None) -> bytes:
         # The blob is read raw and only the LFS filter is applied, so no local
         # setting (core.autocrlf, stale attributes in the tree) can alter the bytes.
         if not self._lfs_available():
             raise LfsUnavailable(f"{key} is stored in git-LFS on the remote but `git lfs` is not installed — "
                                  "install git-lfs to download it")
-        done = self._git(["lfs", "smudge", "--", key], data=pointer, check=False, skip_smudge=False)
+        args = ["lfs", "smudge", "--", key]
+        if check is None:
+            done = self._git(args, data=pointer, check=False, skip_smudge=False)
+        else:
+            done = _run_git_checked(args, check, cwd=self.clone_dir, data=pointer, skip_smudge=False,
+                                    keep_fds=self._keep_fds())
         if done.returncode != 0:
             raise RemoteError(f"could not download {key} from git-LFS: {_one_line(done.stderr)}")
         if _looks_like_lfs_pointer(done.stdout):
@@ -788,9 +855,13 @@ class GitRemote:
         done = self._git(["rev-parse", "--verify", "--quiet", f"{treeish}:{key}"], check=False)
         return _text(done.stdout) if done.returncode == 0 else None
 
-    def _read_origin(self, key: str) -> bytes | None:
-        """The raw blob at ``key`` on the fetched branch; ``None`` when it is not there."""
-        done = self._git(["cat-file", "blob", f"{self._tip}:{key}"], check=False)
+    def _read_origin(self, key: str, *, check: BlobCheck | None = None) -> bytes | None:
+        """The raw blob at ``key`` on the fetched branch (seen by ``check`` as it arrives); ``None`` when absent."""
+        args = ["cat-file", "blob", f"{self._tip}:{key}"]
+        if check is None:
+            done = self._git(args, check=False)
+        else:
+            done = _run_git_checked(args, check, cwd=self.clone_dir, keep_fds=self._keep_fds())
         if done.returncode == 0:
             return done.stdout
         # Only a failed read pays for telling "absent" from "unreadable" (one git process per read).

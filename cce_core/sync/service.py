@@ -23,19 +23,24 @@ from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
 from cce_core.indexing.fingerprint import file_sha256, record_fingerprint
 from cce_core.indexing.store import STORE_DIR, collect_garbage, default_store_path, load_store, save_store
+from cce_core.indexing.store_lock import store_lock
 from cce_core.sync.artifact import (
     HASH_EMBEDDER,
     Artifact,
+    ArtifactRequest,
     build_artifact,
     import_artifact,
     pack_module_suffixes,
 )
+from cce_core.sync.artifact_limits import MAX_POINTER_BYTES, LineGuard, shown
 from cce_core.sync.identity import (
     CODE_KEY_ROOT,
     DEFAULT_REF,
+    SHA_RULE,
     code_artifact_key,
     head_sha,
     is_dirty,
+    is_sha,
     normalize_repo_id,
     origin_url,
     push_branch,
@@ -44,16 +49,18 @@ from cce_core.sync.identity import (
     repo_prefix,
     resolve_commit,
     resolve_repo_id,
+    valid_repo_id,
     working_clone_dir,
 )
 from cce_core.sync.knowledge_service import CorpusRow, list_corpora, render_corpora
 from cce_core.sync.knowledge_service import verify_checksum as verify_knowledge_checksum
 from cce_core.sync.markers import InstallMarker, read_marker, read_marker_strict
 from cce_core.sync.pull_decode import decode_to_store
-from cce_core.sync.remote import GitRemote
+from cce_core.sync.remote import BlobTooLarge, GitRemote
 from cce_core.sync.settings import SyncSettings, load_sync_settings, save_sync_settings
 
 if TYPE_CHECKING:
+    from cce_core.indexing.pack_drift import PackDrift
     from cce_core.indexing.store import StoreData
     from cce_core.plugins.host import PluginHost
 
@@ -129,10 +136,41 @@ def open_remote(settings: SyncSettings, *, lfs: bool | None = None, lock_timeout
                           lfs=settings.lfs if lfs is None else lfs, lock_timeout=lock_timeout)
 
 
-def read_pointer(remote: GitRemote, repo_id: str, name: str) -> str | None:
-    """The sha a `refs/<name>` pointer names, or None when there is no such pointer."""
-    text = remote.read_text(ref_key(repo_id, name))
-    return text.strip() if text is not None else None
+def read_pointer(remote: GitRemote, repo_id: str, name: str, *, strict: bool = False) -> str | None:
+    """The sha a `refs/<name>` pointer names, or None when there is no such pointer.
+
+    A pointer is read only up to :data:`MAX_POINTER_BYTES`. For a pull
+    (``strict``) it must name a sha (:func:`is_sha`), or the pull is refused
+    here, before the sha can become part of a key or a git argument; for a
+    listing, an oversized pointer is no pointer and the text is shown as is.
+    """
+    key = ref_key(repo_id, name)
+    try:
+        text = remote.read_text(key, max_bytes=MAX_POINTER_BYTES)
+    except BlobTooLarge:
+        if strict:
+            raise CceError(f"the pointer {key} is over {MAX_POINTER_BYTES} bytes — not a sha") from None
+        return None
+    if text is None:
+        return None
+    if strict and not is_sha(text):
+        raise CceError(f"the pointer {key} does not name a sha (it holds {shown(text)})")
+    return text
+
+
+def _no_pointer(remote: GitRemote, repo_id: str) -> str:
+    """Why `--latest` found nothing; when the cache holds nothing at all under ``repo_id``, the ids it does hold."""
+    message = f"no `--latest` pointer for {repo_id} on `{DEFAULT_REF}`"
+    held = [r for r in remote.list_dirs(CODE_KEY_ROOT) if valid_repo_id(r)]
+    if repo_id in held or not held:
+        return message
+    listed = ", ".join(held[:_IDS_LISTED]) + (f" and {len(held) - _IDS_LISTED} more" if len(held) > _IDS_LISTED
+                                               else "")
+    return (f"{message} — the cache holds nothing under that repo id; it holds: {listed} (pick one with "
+            "`cce sync init --remote <url> --repo-id <id>`)")
+
+
+_IDS_LISTED = 10
 
 
 def ref_names(remote: GitRemote, repo_id: str) -> list[str]:
@@ -149,20 +187,20 @@ def resolve_latest(remote: GitRemote, repo_id: str, settings: SyncSettings,
     """
     explicit = ref or settings.ref
     if explicit:
-        sha = read_pointer(remote, repo_id, explicit)
+        sha = read_pointer(remote, repo_id, explicit, strict=True)
         if sha is None:
             raise CceError(f"no `--latest` pointer for {repo_id} on `{explicit}`")
         return sha, (explicit if explicit != DEFAULT_REF else None)
-    sha = read_pointer(remote, repo_id, DEFAULT_REF)
+    sha = read_pointer(remote, repo_id, DEFAULT_REF, strict=True)
     if sha is not None:
         return sha, None
     names = ref_names(remote, repo_id)
     if len(names) == 1:
-        only = read_pointer(remote, repo_id, names[0])
+        only = read_pointer(remote, repo_id, names[0], strict=True)
         if only is not None:
             return only, names[0]
     if not names:
-        raise CceError(f"no `--latest` pointer for {repo_id} on `{DEFAULT_REF}`")
+        raise CceError(_no_pointer(remote, repo_id))
     raise CceError(f"no `--latest` pointer for {repo_id} on `{DEFAULT_REF}`; available refs: {', '.join(names)} — "
                    "pass --ref <name> (or set `sync.ref` in .cce/config)")
 
@@ -197,10 +235,9 @@ def init(root: Path, remote_url: str, *, lfs: bool = True, repo_id: str | None =
 
 def build_for_push(root: Path, host: PluginHost) -> StoreData:
     """A fresh protected hash build of the working tree: what a push publishes, never an existing store."""
-    from cce_core.default_plugins.hash_embedder import HashEmbedder
     from cce_core.indexing.indexer import build_index
 
-    data, _stats = build_index(root, host, HashEmbedder(), protect_secrets=True)
+    data, _stats = build_index(root, host, host.embedder(HASH_EMBEDDER), protect_secrets=True)
     return data
 
 
@@ -250,52 +287,102 @@ class Pushed:
         return f"Pushed {self.repo_id}@{self.sha}\n  key      : {self.key}\n  checksum : {self.checksum}\n"
 
 
-def push(root: Path, host: PluginHost, *, commit: str | None = None,
+def push(root: Path, host: PluginHost, *, commit: str | None = None, ref: str | None = None,
          progress: Callable[[str], None] | None = None) -> Pushed:
     root = Path(root)
     settings = load_sync_settings(root)
     remote = open_remote(settings)
     sha = push_sha(root, commit)
     repo_id = resolve_repo_id(root, settings)
-    branch = push_branch(root, settings)
+    branch = push_branch(root, settings, ref)
     return publish_artifact(remote, root, host, repo_id, sha, branch, progress=progress)
 
 
 # --------------------------------------------------------------------------- pull
 
 
-def install_artifact(root: Path, raw: bytes, *, log_metrics: bool = True) -> Artifact:
+@dataclass(frozen=True)
+class Installed:
+    """What a pull installed, and how its pack set compares with this installation's (None: the same)."""
+
+    artifact: Artifact
+    drift: PackDrift | None
+
+
+def pack_drift_refusal(drift: PackDrift) -> str:
+    return (f"{drift.sets('the artifact was')} — {drift.files()}. Install the same packs and pull again, build "
+            "locally with `cce index`, or pass --force to install it anyway.")
+
+
+def install_artifact(root: Path, raw: bytes, *, request: ArtifactRequest | None = None, allow_drift: bool = False,
+                     log_metrics: bool = True) -> Installed:
     """Install an artifact as this root's store: verify, stage, write the marker, then activate the store.
+
+    ``request`` is the ``repo_id@sha`` the pull asked for: an artifact that
+    says it is anything else is refused before its chunks are read, so the
+    marker can only ever record what was asked for. An artifact built with
+    other language packs than this installation's, where that changes how
+    some of its files are chunked, is refused unless ``allow_drift``.
 
     The store is activated last: if the marker cannot be written, the previous
     store stays in use with its own marker. A crash between the marker and the
     rename leaves marker=new / store=old, which `verify --checksum-only`
     detects and the next pull of the same sha repairs.
     """
-    from cce_core.default_plugins.hash_embedder import HashEmbedder
+    from cce_core.indexing.pack_drift import PULL_PLUGINS_KEY, installed_plugins, pack_drift
+    from cce_core.plugins.host import default_host
 
-    artifact, data = decode_to_store(raw, HashEmbedder())
+    artifact, data = decode_to_store(raw, default_host().embedder(HASH_EMBEDDER), request)
+    drift = pack_drift(artifact.manifest.pack_set_id, default_host().packs, data)
+    if drift is not None and drift.affected and not allow_drift:
+        raise CceError(pack_drift_refusal(drift))
+    if drift is None:
+        # The same pack set as this installation's: while its plugins stay as they are, a search need not
+        # load them all to know it (`pack_drift.search_warning`).
+        data.meta[PULL_PLUGINS_KEY] = installed_plugins()
     store = default_store_path(root)
-    store.parent.mkdir(parents=True, exist_ok=True)
-    staged = store.with_name(store.name + ".incoming")
-    try:
-        save_store(data, staged, home=store)  # its segment lands in the store's own segment directory
-        if store.exists():
-            os.chmod(staged, store.stat().st_mode & 0o7777)  # a tightened store keeps its mode
-        installed = file_sha256(staged)  # the fingerprint below reuses this digest (same file after the rename)
-        marker = SyncMarker(artifact.manifest.repo_id, artifact.manifest.sha, artifact.manifest.checksum, installed)
+    with store_lock(store, purpose="cce sync pull"):  # one writer per store, as for `cce index`
+        store.parent.mkdir(parents=True, exist_ok=True)
+        staged = store.with_name(store.name + ".incoming")
         try:
-            atomic_write(marker_path(root), marker.to_bytes())
-        except OSError as exc:
-            raise CceError(f"could not write sync marker: {exc}") from exc
-        os.replace(staged, store)
-    finally:
-        staged.unlink(missing_ok=True)
-    collect_garbage(store)  # the segments of the store it replaced
-    record_fingerprint(store, data.meta)  # after the store, like every store write
+            save_store(data, staged, home=store)  # its segment lands in the store's own segment directory
+            if store.exists():
+                os.chmod(staged, store.stat().st_mode & 0o7777)  # a tightened store keeps its mode
+            installed = file_sha256(staged)  # the fingerprint below reuses this digest (same file after the rename)
+            marker = SyncMarker(artifact.manifest.repo_id, artifact.manifest.sha, artifact.manifest.checksum,
+                                installed)
+            try:
+                atomic_write(marker_path(root), marker.to_bytes())
+            except OSError as exc:
+                raise CceError(f"could not write sync marker: {exc}") from exc
+            os.replace(staged, store)
+        finally:
+            staged.unlink(missing_ok=True)
+        collect_garbage(store)  # the segments of the store it replaced
+        record_fingerprint(store, data.meta)  # after the store, like every store write
     if log_metrics:
         _log_pull_event(store, data, artifact, len(raw))
-    return artifact
+    return Installed(artifact, drift)
+
+
+def fetch_and_install(root: Path, remote: GitRemote, repo_id: str, sha: str, *, allow_drift: bool = False,
+                      log_metrics: bool = True) -> Installed:
+    """Download ``repo_id@sha`` (each line checked while it arrives) and install it as ``root``'s store."""
+    if not is_sha(sha):
+        raise CceError(f"refusing to pull {repo_id}@{shown(sha)}: that is not a commit sha ({SHA_RULE})")
+    raw = remote.get(code_artifact_key(repo_id, sha), guard=LineGuard)
+    return install_artifact(root, raw, request=ArtifactRequest(repo_id, sha), allow_drift=allow_drift,
+                            log_metrics=log_metrics)
+
+
+def packs_line(drift: PackDrift | None) -> str:
+    """The pull report's ``packs`` line: only when the artifact's pack set is not this installation's."""
+    if drift is None:
+        return ""
+    if not drift.affected:
+        return (f"  packs    : note — built with `{drift.built}`, this installation has `{drift.installed}`; no file "
+                "of this tree is chunked differently\n")
+    return f"  packs    : built with `{drift.built}`, this installation has `{drift.installed}` — {drift.files()}\n"
 
 
 def _log_pull_event(store: Path, data: StoreData, artifact: Artifact, size: int) -> None:
@@ -316,18 +403,27 @@ class Pulled:
     checksum: str
     store: str  # as the user named the root, e.g. ./.cce/index.cce
     tree: str
+    packs: str = ""  # the `packs` line, only when the artifact's pack set is not this installation's
 
     def report(self) -> str:
         ref = f"  ref      : {self.ref}\n" if self.ref else ""
         return (f"Pulled {self.repo_id}@{self.sha}\n{ref}  chunks   : {self.chunks}\n  checksum : {self.checksum}\n"
-                f"  store    : {self.store}\n  tree     : {self.tree}\n")
+                f"  store    : {self.store}\n{self.packs}  tree     : {self.tree}\n")
+
+
+def _commit_arg(commit: str) -> str:
+    """``--commit`` when it can name an artifact (:func:`is_sha`); else the one-line refusal."""
+    if not is_sha(commit):
+        cut = commit if len(commit) <= 80 else commit[:64] + "…"
+        raise CceError(f"--commit {shown(cut)[1:-1]} is not a commit sha ({SHA_RULE})")
+    return commit
 
 
 def pull_target(root: Path, remote: GitRemote, repo_id: str, settings: SyncSettings, *, commit: str | None,
                 latest: bool, ref: str | None) -> tuple[str, str | None]:
     """(the sha to pull, the ref to name in the report): ``--commit``, else ``--latest``, else HEAD."""
     if commit is not None:
-        return commit, None
+        return _commit_arg(commit), None
     if latest:
         return resolve_latest(remote, repo_id, settings, ref)
     head = head_sha(root)
@@ -352,17 +448,20 @@ def pull(root: Path, *, commit: str | None = None, latest: bool = False, ref: st
     sha, noted = pull_target(root, remote, repo_id, settings, commit=commit, latest=latest, ref=ref)
     if not force:
         guard_overwrite(root, sha, "local cache")
-    artifact = install_artifact(root, remote.get(code_artifact_key(repo_id, sha)))
+    installed = fetch_and_install(root, remote, repo_id, sha, allow_drift=force)
+    artifact, drift = installed.artifact, installed.drift
     head = head_sha(root)
     if head is None:
         tree = "(no source checkout — consumer mode; the pulled index is the corpus)"
     elif head == sha and not is_dirty(root):
-        tree = "matches — pulled index used as-is"
+        tree = ("matches, but this installation's packs chunk it differently — `cce index` for an index of its own"
+                if drift is not None and drift.affected else "matches — pulled index used as-is")
     else:
         tree = "differs from the pulled sha — `cce index` locally for a WIP index"
     # The store as the user named the root: `./.cce/index.cce` for `--dir .`, like the other engines print it.
-    shown = os.path.join(str(root), STORE_DIR, default_store_path(root).name)
-    return Pulled(repo_id, sha, noted, artifact.manifest.chunk_count, artifact.manifest.checksum, shown, tree)
+    store = os.path.join(str(root), STORE_DIR, default_store_path(root).name)
+    return Pulled(repo_id, sha, noted, artifact.manifest.chunk_count, artifact.manifest.checksum, store, tree,
+                  packs_line(drift))
 
 
 # --------------------------------------------------------------------------- status
@@ -447,8 +546,8 @@ def render_list(url: str, rows: list[RepoRow], corpora: Sequence[CorpusRow] = ()
     w2 = max(len("latest"), *(len(x) for x in latest))
     w3 = max(len("bytes"), *(len(str(r.bytes)) for r in rows))
     out += f"{'repo_id':<{w1}}  {'latest':<{w2}}  {'artifacts':>9}  {'bytes':>{w3}}\n"
-    for r, shown in zip(rows, latest, strict=True):
-        out += f"{r.repo_id:<{w1}}  {shown:<{w2}}  {r.artifacts:>9}  {r.bytes:>{w3}}\n"
+    for r, latest_shown in zip(rows, latest, strict=True):
+        out += f"{r.repo_id:<{w1}}  {latest_shown:<{w2}}  {r.artifacts:>9}  {r.bytes:>{w3}}\n"
     total_artifacts = sum(r.artifacts for r in rows)
     total_bytes = sum(r.bytes for r in rows)
     out += (f"\ntotal         : {len(rows)} repo{'' if len(rows) == 1 else 's'}, {total_artifacts} "
@@ -484,13 +583,14 @@ def verify(root: Path, host: PluginHost, *, commit: str | None = None) -> str:
     settings = load_sync_settings(root)
     repo_id = resolve_repo_id(root, settings)
     marker = load_marker(root)
-    sha = commit or (marker.sha if marker else None) or head_sha(root)
+    sha = (_commit_arg(commit) if commit is not None else None) or (marker.sha if marker else None) or head_sha(root)
     if sha is None:
         raise CceError("nothing to verify: no pulled cache and no HEAD sha")
     if marker is not None and marker.sha == sha:
         expected = marker.checksum
     else:
-        expected = import_artifact(open_remote(settings).get(code_artifact_key(repo_id, sha))).manifest.checksum
+        published = open_remote(settings).get(code_artifact_key(repo_id, sha), guard=LineGuard)
+        expected = import_artifact(published, ArtifactRequest(repo_id, sha)).manifest.checksum
     rebuilt = build_artifact(build_for_push(root, host), repo_id, sha, pack_module_suffixes(host)).manifest.checksum
     if rebuilt != expected:
         raise CceError(f"verify FAILED for {repo_id}@{sha}\n  expected : {expected}\n  rebuilt  : {rebuilt}\n"
@@ -550,7 +650,9 @@ def verify_checksum_only(root: Path) -> str:
         marker, actual = _checksum_verdict(root, "this store")
         if actual is None:
             return f"verify (checksum-only): {marker.repo_id}@{marker.sha}: {NO_RECORD_NOTICE}\n" + knowledge_row
-        return f"verify OK (checksum-only): {marker.repo_id}@{marker.sha}\n  checksum : {actual}\n" + knowledge_row
+        # `checksum` is the artifact's, as in every other report; `store` the SHA-256 of the installed bytes.
+        return (f"verify OK (checksum-only): {marker.repo_id}@{marker.sha}\n  checksum : {marker.checksum}\n"
+                f"  store    : {actual}\n" + knowledge_row)
     rows: list[str] = []
     verified = unrecorded = 0
     for member in load_manifest(root).members:

@@ -37,7 +37,6 @@ from cce_core.sync import knowledge_service
 from cce_core.sync.identity import (
     CODE_KEY_ROOT,
     DEFAULT_REF,
-    code_artifact_key,
     member_repo_id,
     push_branch,
     repo_prefix,
@@ -48,8 +47,8 @@ from cce_core.sync.identity import (
 )
 from cce_core.sync.remote import GitRemote
 from cce_core.sync.service import (
+    fetch_and_install,
     guard_overwrite,
-    install_artifact,
     load_marker,
     open_remote,
     publish_artifact,
@@ -218,7 +217,8 @@ def _member_repo_ids(base: str, manifest: Manifest) -> list[str]:
     return ids
 
 
-def push_workspace(root: Path, host: PluginHost, *, progress: Callable[[str], None] | None = None) -> str:
+def push_workspace(root: Path, host: PluginHost, *, ref: str | None = None,
+                   progress: Callable[[str], None] | None = None) -> str:
     """Publish every member at the root's HEAD, then the workspace's manifest and member graph."""
     root = Path(root)
     settings = load_sync_settings(root)
@@ -229,7 +229,7 @@ def push_workspace(root: Path, host: PluginHost, *, progress: Callable[[str], No
     # one branch (a detached HEAD is refused once rather than rewinding `main`
     # for every member).
     sha = push_sha(root, None)
-    branch = push_branch(root, settings)
+    branch = push_branch(root, settings, ref)
     repo_ids = _member_repo_ids(base, manifest)
     for m in manifest.members:
         if not (root / m.path).is_dir():
@@ -310,8 +310,11 @@ def pull_workspace(root: Path, *, commit: str | None = None, latest: bool = Fals
         sha, noted = pull_target(member_dir, remote, repo_id, settings, commit=commit, latest=latest, ref=ref)
         if not force:
             guard_overwrite(member_dir, sha, f"workspace member `{m.name}` local cache")
-        artifact = install_artifact(member_dir, remote.get(code_artifact_key(repo_id, sha)))
+        installed = fetch_and_install(member_dir, remote, repo_id, sha, allow_drift=force)
+        artifact = installed.artifact
         note = f"  (ref {noted})" if noted else ""
+        if installed.drift is not None and installed.drift.affected:  # installed anyway: --force
+            note += f"  (packs differ: {installed.drift.files()})"
         out.append(f"  {m.name:<16} {sha}  chunks {artifact.manifest.chunk_count}  "
                    f"({short_checksum(artifact.manifest.checksum)}){note}\n")
     if published is not None:
@@ -533,7 +536,9 @@ def pull_all(into: Path, *, remote_url: str | None = None, corpus: str | None = 
             up_to_date += 1
         else:
             try:
-                artifact = install_artifact(member_dir, remote.get(code_artifact_key(repo.repo_id, sha)))
+                # Consumer mode has no source to rebuild from: a pack difference is reported, not refused.
+                installed = fetch_and_install(member_dir, remote, repo.repo_id, sha, allow_drift=True)
+                artifact = installed.artifact
             except (CceError, OSError) as exc:
                 out.append(f"  warning: skipped {repo.repo_id} — {exc}\n")
                 skipped += 1
@@ -541,6 +546,8 @@ def pull_all(into: Path, *, remote_url: str | None = None, corpus: str | None = 
             _save_settings_if_changed(member_dir, member_settings)
             row = (f"  {name:<16} pulled      {repo.repo_id}@{sha}  chunks {artifact.manifest.chunk_count}  "
                    f"({short_checksum(artifact.manifest.checksum)}){note}\n")
+            if installed.drift is not None and installed.drift.affected:
+                row += f"  note: {installed.drift.sets(f'{name} was')} — {installed.drift.files()}\n"
             pulled += 1
         if mapped is None:
             ws.used_names.add(name)

@@ -1,4 +1,4 @@
-"""``cce sync init|push|pull|list|status|verify``: share prebuilt indexes through a git remote.
+"""``cce sync init|push [--ref R]|pull|list|status|verify``: share prebuilt indexes through a git remote.
 
 ``push --workspace`` and ``pull --workspace`` fan out over a workspace's members; ``pull --all --into DIR``
 is consumer mode (every repo of the cache as a member of a workspace at DIR).
@@ -51,6 +51,9 @@ def push(
     workspace: Annotated[bool, typer.Option("--workspace", help="Push every workspace member (each as "
                                                                 "<repo_id>__<member>) and publish the workspace "
                                                                 "manifest and member graph.")] = False,
+    ref: Annotated[str | None, typer.Option("--ref", help="The pointer to advance, refs/<ref> (default: sync.ref, "
+                                                         "else the checked-out branch; needed on a detached HEAD)."
+                                            )] = None,
     dir_: DirOption = Path("."),
 ) -> None:
     """Build the working tree at HEAD and publish its artifact (refuses a dirty tree)."""
@@ -63,9 +66,9 @@ def push(
             raise click.UsageError("--commit cannot be used with --workspace")
         from cce_core.sync import workspaces
 
-        _write(workspaces.push_workspace(dir_, command_host(), progress=service.progress_to_stderr))
+        _write(workspaces.push_workspace(dir_, command_host(), ref=ref, progress=service.progress_to_stderr))
         return
-    _write(service.push(dir_, command_host(), commit=commit, progress=service.progress_to_stderr).report())
+    _write(service.push(dir_, command_host(), commit=commit, ref=ref, progress=service.progress_to_stderr).report())
 
 
 # The flags consumer mode cannot combine with: it picks each repo's own latest sha into --into.
@@ -78,7 +81,9 @@ def pull(
     latest: Annotated[bool, typer.Option("--latest", help="Pull what the branch pointer names.")] = False,
     ref: Annotated[str | None, typer.Option("--ref", help="With --latest: the pointer to follow (default: "
                                                          "sync.ref, else main).")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace a local cache pulled at another sha.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace a local cache pulled at another sha; install an "
+                                                        "artifact whose packs chunk some files differently from "
+                                                        "this installation's.")] = False,
     workspace: Annotated[bool, typer.Option("--workspace", help="Pull every workspace member from its own cache "
                                                                 "and install the published workspace metadata.")]
     = False,

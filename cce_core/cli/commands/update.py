@@ -2,6 +2,8 @@
 
 ``--check`` prints what is newer and exits 10 when something is; without it
 the one pip command is run with this interpreter (editable installs refused).
+When the index knows none of the installed distributions nothing was compared:
+one ``error:`` line and exit 1, as for an unreachable index.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ def update(
     from cce_core.maintenance.updates import UPDATE_EXIT_CODE, check_updates, run_upgrade
 
     result = check_updates(index_url)
+    nothing = result.nothing_checked()
+    if nothing is not None:
+        raise nothing  # exit 1: no comparison happened, so "up to date" would be a guess
     sys.stdout.write(result.render())
     sys.stdout.flush()
     if not result.update_available:
