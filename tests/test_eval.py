@@ -69,6 +69,18 @@ def test_punt_detection():
     assert not is_punt("It is defined in auth.py at hash_password.")
 
 
+def test_a_punt_phrase_inside_a_path_is_not_a_punt():
+    # Reference #106: "n/a" matched the middle of common/auth.py and graded correct answers as punts.
+    assert not is_punt("hash_password is defined in common/auth.py at line 1.")
+    assert not is_punt("See gen/api and main/app for the handler.")
+    assert not is_punt("The client is built in src/n/api.py by make_client.")
+    assert is_punt("The answer is n/a for this repo.")
+    assert is_punt("(N/A)")
+    assert is_punt("Sorry, I was unable to locate it.")
+    q = Question("q1", "Q q1", ("auth.py", "hash_password"))
+    assert grade(q, RunRecord("q1", "on", "hash_password is defined in common/auth.py at line 1.", 0.1)) == "correct"
+
+
 def test_grading_is_gated_on_ground_truth_and_punts():
     q = Question("q1", "Q q1", ("auth.py", "hash_password"))
     assert grade(q, RunRecord("q1", "on", "See Auth.py -> hash_password()", 0.1)) == "correct"

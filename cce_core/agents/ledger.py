@@ -6,7 +6,9 @@ widenings, recorded decisions) and ``summarize_context`` renders the notes
 as a bounded, structured digest the agent can keep instead of its raw
 history. The digest depends only on the sequence of calls — no clock, no
 hash order, no model — so the same session always yields the same bytes.
-Nothing here is ever written to disk.
+Nothing here is ever written to disk. The items are file paths, record ids,
+queries and decision labels nobody vetted, so each is printed on one line
+(:func:`~cce_core.foundation.safe_text.one_line`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cce_core.foundation.safe_text import one_line, shorten
 from cce_core.foundation.textrules import UNICODE_WHITESPACE, collapse_ascii_whitespace, estimate_tokens
 from cce_core.observability.usage import debug_quote
 
@@ -143,7 +146,7 @@ class SessionLedger:
         for name in names:
             items: list[str] = getattr(self, name)()
             parts.append(f"\n{name} ({len(items)}):")
-            parts.extend(f"\n- {item}" for item in items[:MAX_ITEMS])
+            parts.extend(f"\n- {one_line(item)}" for item in items[:MAX_ITEMS])
             if len(items) > MAX_ITEMS:
                 parts.append("\n" + elision(len(items) - MAX_ITEMS))
         return "".join(parts)
@@ -155,6 +158,6 @@ class SessionLedger:
         text = text or "all"
         scope = parse_scope(text)
         if scope is None:
-            return (f"summarize_context: unknown scope {debug_quote(text)}; "
+            return (f"summarize_context: unknown scope {debug_quote(shorten(text))}; "
                     'use "all", "files", "queries", or "decisions".'), True
         return self.digest(scope), False

@@ -6,7 +6,10 @@ were: ``context_search`` hands any non-code ``source`` here, and
 giving up on an id or after their code lines. The ranking itself is
 :mod:`cce_core.knowledge.blend`; this module picks the default pool, gets the
 knowledge hits (with a notice when the store is broken) and renders the
-knowledge texts; ``mcp_tools`` merges them with the code rows.
+knowledge texts; ``mcp_tools`` merges them with the code rows. Everything a
+feed or a marker stored (titles, facets, record ids, kinds, the corpus, the
+snapshot) is printed on one line, and record ids are shown redacted with the
+project's secrets profile.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cce_core.foundation.config import KNOWLEDGE_SOURCES
+from cce_core.foundation.safe_text import one_line
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
 
 if TYPE_CHECKING:
@@ -77,7 +81,7 @@ def knowledge_header(rank: int, hit: KnowledgeHit) -> str:
     """`` 1. [0.912345] [knowledge] <title> — <state> · <updated_at> · <url> #<chunk_id>``."""
     from cce_core.foundation.textrules import format6
 
-    return f"{rank:>2}. [{format6(hit.score)}] {hit.provenance()} #{hit.chunk_id}"
+    return f"{rank:>2}. [{format6(hit.score)}] {hit.provenance()} #{one_line(hit.chunk_id)}"
 
 
 def with_notice(notice: str | None, text: str) -> str:
@@ -88,16 +92,23 @@ def with_notice(notice: str | None, text: str) -> str:
 # --------------------------------------------------------------------------- expand / related
 
 
-def _section_header(chunk: KnowledgeChunk) -> str:
+def shown_record_id(session: SessionState, record_id: str) -> str:
+    """A record id as a line of output shows it: redacted with the project's profile, on one line."""
     from cce_core.knowledge.blend import display_record_id
 
-    return f"{display_record_id(chunk.record_id)}:{chunk.start_line}-{chunk.end_line} ({chunk.kind}) #{chunk.chunk_id}"
+    return one_line(display_record_id(record_id, session.config().secrets_profile))
 
 
-def _render_sections(title: str, blocks: Sequence[tuple[KnowledgeChunk, str]]) -> str:
+def _section_header(chunk: KnowledgeChunk, shown_id: str) -> str:
+    return (f"{shown_id}:{chunk.start_line}-{chunk.end_line} ({one_line(chunk.kind)}) "
+            f"#{one_line(chunk.chunk_id)}")
+
+
+def _render_sections(title: str, blocks: Sequence[tuple[KnowledgeChunk, str]], shown_id: str) -> str:
+    """The sections of one document under ``title`` (every block shares the record ``shown_id`` names)."""
     out = [title, "\n"]
     for chunk, body in blocks:
-        out += ["\n", _section_header(chunk), "\n", body if body.endswith("\n") else body + "\n"]
+        out += ["\n", _section_header(chunk, shown_id), "\n", body if body.endswith("\n") else body + "\n"]
     return "".join(out)
 
 
@@ -112,37 +123,36 @@ def _knowledge_chunk(session: SessionState, chunk_id: str) -> tuple[Any, Knowled
 
 def expand_knowledge(session: SessionState, chunk_id: str, scope: str) -> str | None:
     """``expand_chunk`` on a knowledge section id; None when the id is not one."""
-    from cce_core.knowledge.blend import display_record_id
-
     loaded, target = _knowledge_chunk(session, chunk_id)
     if target is None:
         return None
     if scope == "body":
         return target.content
-    shown = display_record_id(target.record_id)
+    shown = shown_record_id(session, target.record_id)
     if scope == "file":
         sections = loaded.same_document(target.record_id)
-        return _render_sections(f"document {shown} — {len(sections)} section(s):", [(c, c.content) for c in sections])
+        return _render_sections(f"document {shown} — {len(sections)} section(s):",
+                                [(c, c.content) for c in sections], shown)
     sections = loaded.same_document(target.record_id, exclude=chunk_id)
     if not sections:
         return f"no same-document neighbours for {shown} in the knowledge store."
-    return _render_sections(f"neighbours of {shown} — {len(sections)} section(s):", [(c, c.content) for c in sections])
+    return _render_sections(f"neighbours of {shown} — {len(sections)} section(s):",
+                            [(c, c.content) for c in sections], shown)
 
 
 def related_knowledge(session: SessionState, chunk_id: str, top_k: int) -> str | None:
     """``related_context`` on a knowledge section id (the same document's other sections, compact)."""
-    from cce_core.knowledge.blend import display_record_id
     from cce_core.retrieval.detail_views import COMPACT
 
     loaded, target = _knowledge_chunk(session, chunk_id)
     if target is None:
         return None
-    shown = display_record_id(target.record_id)
+    shown = shown_record_id(session, target.record_id)
     sections = loaded.same_document(target.record_id, exclude=chunk_id)[:top_k]
     if not sections:
         return f"no same-document neighbours for {shown} in the knowledge store."
     blocks = [(c, session.compress(c.record_id, c.content, COMPACT)) for c in sections]
-    return _render_sections(f"related to {shown} in the same document — {len(blocks)} section(s):", blocks)
+    return _render_sections(f"related to {shown} in the same document — {len(blocks)} section(s):", blocks, shown)
 
 
 # --------------------------------------------------------------------------- index_status
@@ -185,11 +195,11 @@ def knowledge_status_lines(session: SessionState) -> list[str]:
     behind = remote is not None and remote != store.snapshot
     return [
         "  knowledge :",
-        f"    corpus         : {corpus if corpus is not None else '(local ingest)'}",
-        f"    snapshot       : {store.snapshot}",
+        f"    corpus         : {one_line(corpus) if corpus is not None else '(local ingest)'}",
+        f"    snapshot       : {one_line(store.snapshot)}",
         f"    records/chunks : {store.records} / {len(store.chunks)}",
-        f"    data as-of     : {max(dates) if dates else '-'}",
-        f"    remote current : {remote if remote is not None else '-'}",
+        f"    data as-of     : {one_line(max(dates)) if dates else '-'}",
+        f"    remote current : {one_line(remote) if remote is not None else '-'}",
         f"    behind remote  : {BEHIND_KNOWLEDGE if behind else 'no'}",
     ]
 

@@ -8,6 +8,15 @@ per-session state, and the transport never sees anything but text.
 
 A missing index, a stale chunk id or disabled memory are ordinary results that
 carry guidance; ``is_error`` is reserved for a malformed call.
+
+Two rules hold for every answer. A stored string (a path, a kind, a record
+id, a marker's sha) is printed on one line
+(:func:`~cce_core.foundation.safe_text.one_line`), so nothing a repository or
+a feed holds can forge a result row; an argument echoed back is cut to 200
+characters. And every answer has a size cap (:data:`ANSWER_CAPS`, the table
+in docs/mcp.md): a longer one stops at a line boundary with a tail saying
+where it stopped and the argument that gets the rest — ``max_tokens`` for
+``context_search``, ``offset`` for the tools that only read.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from cce_core.foundation.safe_text import echo, one_line, shorten
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
 
 if TYPE_CHECKING:
@@ -115,6 +125,34 @@ COMPACT_HINT = (
     "related_context(chunk_id) for import-graph neighbours.\n"
 )
 TRUNCATED_MARK = "… (context truncated to max_tokens)\n\n"
+
+# --------------------------------------------------------------------------- answer caps
+
+# The most characters each tool answers with (docs/mcp.md has the table). They sit far above a normal
+# answer — a compact search of 8 results is 2-3k characters, a full one 10-25k, a body's 99th percentile
+# on flask 11k — and below the 25k tokens at which Claude Code cuts a tool result on its own.
+ANSWER_CAPS: dict[str, int] = {
+    "context_search": 40_000,
+    "index_status": 20_000,
+    "record_feedback": 2_000,
+    "expand_chunk": 40_000,
+    "related_context": 40_000,
+    "set_output_compression": 2_000,
+    "record_decision": 2_000,
+    "session_recall": 20_000,
+    "summarize_context": 20_000,
+}
+# context_search keeps this much of its cap for what follows the rows (the cap tail, the hint, the query id,
+# the usage footer, a notice or two), so the rows are cut and the whole answer stays within the cap.
+SEARCH_TRAILER_RESERVE = 2_000
+# A knowledge section served at signature or compact detail (sections have no compact form of their own).
+KNOWLEDGE_SECTION_MAX_CHARS = 2_000
+# Below this much room a cut row's body is not worth showing (the first row is always shown).
+_MIN_PARTIAL_BODY = 500
+SEARCH_CAP_MARK = "… truncated at {cap} characters; ask for more with max_tokens={tokens}\n\n"
+PAGE_LEAD = "… from character {offset} of {total}:\n"
+PAGE_TAIL = "… truncated at {end} of {total} characters; ask for more with offset={end} (same arguments)\n"
+OFFSET_ERROR = "{tool}: `offset` must be a non-negative integer (the offset=N a truncated answer's tail names)."
 
 _INT = {"type": "integer"}
 _STR = {"type": "string"}
@@ -272,12 +310,16 @@ def trim_to_tokens(content: str, max_tokens: int) -> tuple[str, bool]:
 
 
 def format_rows(rows: Sequence[Any], bodies: Sequence[str], query_id: str | None, max_tokens: int | None,
-                total_chunks: int, full: bool, found: str = "code") -> str:
+                total_chunks: int, full: bool, found: str = "code", max_chars: int | None = None) -> str:
     """The context_search text: a compact header per result, its served body, then the hints.
 
     ``rows`` are :class:`~cce_core.observability.result_line.GrammarRow` values (or header lines
     already rendered, as knowledge rows are) and ``bodies`` the bodies served for them at the
     requested detail. ``found`` names what was searched in the no-result sentence.
+
+    ``max_chars`` bounds the rows (headers, bodies, blank lines): the row that would cross it is
+    cut at a line boundary (the first row always shows something), the rest are left out, and
+    :data:`SEARCH_CAP_MARK` names the ``max_tokens`` that serves every body whole.
     """
     from cce_core.foundation.textrules import estimate_tokens
     from cce_core.observability.result_line import compact_line
@@ -289,27 +331,112 @@ def format_rows(rows: Sequence[Any], bodies: Sequence[str], query_id: str | None
         return text
     out: list[str] = []
     used = 0
-    truncated = False
+    used_chars = 0
+    truncated = capped = False
     for i, (row, served) in enumerate(zip(rows, bodies, strict=True)):
-        out.append((row if isinstance(row, str) else compact_line(row)) + "\n")
+        header = (row if isinstance(row, str) else compact_line(row)) + "\n"
         body = served
         if max_tokens is not None:
             body, cut = trim_to_tokens(served, max(0, max_tokens - used))
             truncated |= cut
-        out.append(body if body.endswith("\n") else body + "\n")
-        out.append("\n")
+        block = body if body.endswith("\n") else body + "\n"
+        if max_chars is not None and used_chars + len(header) + len(block) + 1 > max_chars:
+            capped = True
+            room = max_chars - used_chars - len(header) - 1
+            if room > 0 and (i == 0 or room >= _MIN_PARTIAL_BODY):
+                out += [header, cut_at_line(block, room), "\n"]
+            break
+        out += [header, block, "\n"]
+        used_chars += len(header) + len(block) + 1
         used += estimate_tokens(body)
         if max_tokens is not None and used >= max_tokens and i + 1 < len(rows):
             truncated = True
             break
     if truncated:
         out.append(TRUNCATED_MARK)
+    if capped:
+        # One token more than every body holds, so a last empty body cannot count as left out.
+        tokens = sum(estimate_tokens(b) for b in bodies) + 1
+        out.append(SEARCH_CAP_MARK.format(cap=ANSWER_CAPS["context_search"], tokens=tokens))
     if not full:
         out.append(COMPACT_HINT)
     if query_id is not None:
         out.append(f"query_id: {query_id}\n")
         out.append(f'Rate this with record_feedback (query_id="{query_id}", helpful=true|false).\n')
     return "".join(out)
+
+
+def search_rows_budget(max_tokens: int | None) -> int | None:
+    """The character bound on a context_search answer's rows: none when the caller set ``max_tokens``."""
+    return None if max_tokens is not None else ANSWER_CAPS["context_search"] - SEARCH_TRAILER_RESERVE
+
+
+def cut_at_line(text: str, limit: int) -> str:
+    """The first ``limit`` characters of ``text``, cut back to a line end when one lies in their second half."""
+    if len(text) <= limit:
+        return text
+    newline = text.rfind("\n", 0, limit)
+    if newline >= limit // 2:
+        return text[:newline + 1]
+    return text[:limit] + "\n"
+
+
+def page_answer(text: str, offset: int, cap: int) -> str:
+    """The part of a tool's answer from character ``offset`` that fits in ``cap`` characters.
+
+    A whole answer within the cap comes back unchanged. Otherwise the page
+    ends at a line boundary (or mid-line when a line is longer than half the
+    page) and :data:`PAGE_TAIL` says where, and that ``offset=<there>`` with the
+    same arguments continues; a page after the first opens with
+    :data:`PAGE_LEAD`. The answer is rebuilt per call, so pages line up as long
+    as the index does not change in between.
+    """
+    total = len(text)
+    if offset == 0 and total <= cap:
+        return text
+    if offset >= total:
+        return f"nothing left: the whole answer is {total} characters (offset {offset})."
+    lead = PAGE_LEAD.format(offset=offset, total=total) if offset else ""
+    rest = text[offset:]
+    if len(lead) + len(rest) <= cap:
+        return lead + rest
+    budget = cap - len(lead) - len(PAGE_TAIL.format(end=total, total=total)) - 1  # - 1: the tail's own line
+    newline = rest.rfind("\n", 0, budget)
+    keep = newline + 1 if newline >= budget // 2 else budget
+    piece = rest[:keep]
+    return lead + piece + ("" if piece.endswith("\n") else "\n") + PAGE_TAIL.format(end=offset + keep, total=total)
+
+
+def offset_arg(args: Mapping[str, Any], tool: str) -> tuple[int, ToolResult | None]:
+    """The ``offset`` a paged tool was called with (0 when absent), or the error for a bad one."""
+    if args.get("offset") is None:
+        return 0, None
+    value = u64_arg(args, "offset")
+    if value is None:
+        return 0, (OFFSET_ERROR.format(tool=tool), True)
+    return value, None
+
+
+def paged(name: str, tool: Any) -> Any:
+    """``tool`` with its answer cut to ``ANSWER_CAPS[name]`` and paged by an ``offset`` argument.
+
+    Only for tools that read: a page is the same call run again, so a tool that
+    writes (a decision, a feedback event) must stay within its cap by itself.
+    ``offset`` is not in the pinned tool schemas (the family's tool list stays
+    byte-identical); the tail of a cut answer names it.
+    """
+    cap = ANSWER_CAPS[name]
+
+    def run(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
+        offset, error = offset_arg(args, name)
+        if error is not None:
+            return error
+        text, is_error = tool(session, args)
+        return page_answer(text, offset, cap), is_error
+
+    run.__name__ = getattr(tool, "__name__", name)
+    run.__doc__ = tool.__doc__
+    return run
 
 
 def footer_line(result_count: int, total_chunks: int, served: int, baseline: int, saved: int, ratio: float,
@@ -328,8 +455,8 @@ def footer_line(result_count: int, total_chunks: int, served: int, baseline: int
 
 
 def chunk_header(chunk: Chunk) -> str:
-    return (f"{chunk.file_path}:{chunk.start_line}-{chunk.end_line} ({chunk.chunk_type}/{chunk.kind}) "
-            f"#{chunk.chunk_id}")
+    return (f"{one_line(chunk.file_path)}:{chunk.start_line}-{chunk.end_line} "
+            f"({one_line(chunk.chunk_type)}/{one_line(chunk.kind)}) #{one_line(chunk.chunk_id)}")
 
 
 def render_group(title: str, blocks: Sequence[tuple[Chunk, str]]) -> str:
@@ -343,7 +470,7 @@ def render_group(title: str, blocks: Sequence[tuple[Chunk, str]]) -> str:
 
 
 def stale_chunk_message(chunk_id: str) -> str:
-    return f"no chunk with id {chunk_id} in the current index — it may be stale; re-run context_search."
+    return f"no chunk with id {echo(chunk_id)} in the current index — it may be stale; re-run context_search."
 
 
 # --------------------------------------------------------------------------- tools
@@ -370,7 +497,8 @@ def context_search(session: SessionState, args: Mapping[str, Any]) -> ToolResult
     from cce_core.retrieval.detail_views import FULL
 
     bodies, record, query_id = log_code_search(session, found, query=query, top_k=top_k, graph=graph, detail=detail)
-    text = format_rows(found.rows, bodies, query_id, max_tokens, found.total, detail == FULL)
+    text = format_rows(found.rows, bodies, query_id, max_tokens, found.total, detail == FULL,
+                       max_chars=search_rows_budget(max_tokens))
     return _finish_search(session, text, record, found.total, found.notice), False
 
 
@@ -447,15 +575,16 @@ def _blended_search(session: SessionState, query: str, source: str, *, top_k: in
         with_notice,
     )
     from cce_core.knowledge.blend import display_record_id, merge
-    from cce_core.retrieval.detail_views import FULL
+    from cce_core.retrieval.detail_views import FULL, bounded_view
 
     hits, knowledge_notice, knowledge_total = knowledge_hits(session, query, top_k)
     found: CodeSearch | str | None = None
     if source == "both":
         found = code_search(session, query, top_k, graph, package)
     else:
+        profile = session.config().secrets_profile
         session.ledger.note_search(query, [h.chunk_id for h in hits],
-                                   [display_record_id(h.chunk.record_id) for h in hits])
+                                   [display_record_id(h.chunk.record_id, profile) for h in hits])
     code_notice = record = query_id = None
     served: dict[int, tuple[Any, str]] = {}  # by result object: two members may share a chunk id
     code_results: list[Any] = []
@@ -473,12 +602,15 @@ def _blended_search(session: SessionState, query: str, source: str, *, top_k: in
     for rank, item in enumerate(merge(code_results, hits, top_k), start=1):
         if item.is_knowledge:
             rows.append(knowledge_header(rank, item.hit))
-            row_bodies.append(item.hit.chunk.content)  # sections are served whole, never compressed
+            # A section has no compact form: it is served whole, up to a bound below full detail.
+            content = item.hit.chunk.content
+            row_bodies.append(content if detail == FULL else bounded_view(content, KNOWLEDGE_SECTION_MAX_CHARS))
         else:
             row, body = served[id(item.hit)]
             rows.append(dc.replace(row, rank=rank))
             row_bodies.append(body)
-    text = format_rows(rows, row_bodies, query_id, max_tokens, total, detail == FULL, found="context")
+    text = format_rows(rows, row_bodies, query_id, max_tokens, total, detail == FULL, found="context",
+                       max_chars=search_rows_budget(max_tokens))
     if record is not None:
         text = _finish_search(session, text, record, total, None)
     return with_notice(code_notice, with_notice(knowledge_notice, text)), False
@@ -569,7 +701,7 @@ def freshness_lines(root: Path) -> list[str]:
     from cce_core.sync.settings import load_sync_settings
 
     marker = load_marker(root)
-    source = f"pulled via cce sync (sha {marker.sha[:SHORT_SHA]})" if marker is not None else LOCAL_SOURCE
+    source = f"pulled via cce sync (sha {one_line(marker.sha[:SHORT_SHA])})" if marker is not None else LOCAL_SOURCE
     lines = [f"  source  : {source}"]
     # A malformed config is reported by the commands that act on it; a status answer stays quiet.
     settings = load_sync_settings(root, warn=lambda _message: None)
@@ -577,7 +709,7 @@ def freshness_lines(root: Path) -> list[str]:
         return [*lines, NO_REMOTE_LINE]
     latest = _remote_latest(root, settings)
     behind = marker is not None and latest is not None and marker.sha != latest
-    lines.append(f"  remote latest: {latest[:SHORT_SHA] if latest is not None else UNKNOWN_LATEST}")
+    lines.append(f"  remote latest: {one_line(latest[:SHORT_SHA]) if latest is not None else UNKNOWN_LATEST}")
     lines.append(BEHIND_LINE if behind else "  behind remote: no")
     return lines
 
@@ -612,17 +744,17 @@ def _code_index_status(session: SessionState) -> ToolResult:
     store = session.store_path
     loaded = session.load_index()
     if loaded is None:
-        return f"not indexed — no store at {store}. Run `cce index` (or `cce init`).", False
+        return f"not indexed — no store at {one_line(str(store))}. Run `cce index` (or `cce init`).", False
     chunks = loaded.data.chunks
-    by_language = Counter(c.language for c in chunks)
-    by_kind = Counter(c.kind for c in chunks)
+    by_language = Counter(one_line(c.language) for c in chunks)
+    by_kind = Counter(one_line(c.kind) for c in chunks)
     lines = [
         "Index status",
-        f"  store   : {store}",
+        f"  store   : {one_line(str(store))}",
         "  indexed : yes",
         f"  chunks  : {len(chunks)}",
         f"  files   : {len({c.file_path for c in chunks})}",
-        f"  embedder: {loaded.data.embedder or 'hash'}",
+        f"  embedder: {one_line(loaded.data.embedder or 'hash')}",
         "  by language:",
         *(f"    {lang:<12}: {by_language[lang]}" for lang in sorted(by_language)),
         "  by kind:",
@@ -647,11 +779,12 @@ def _index_status_workspace(session: SessionState) -> ToolResult:
         return str(exc), False
     stats = workspace_stats(bundle.members)
     edges = load_graph_or_empty(session.root, manifest).edges
-    lines = [f"Workspace status: {manifest.name}"]
-    lines += [f"  {s.name} (package {s.package}) — files {s.files}, chunks {s.chunks}" for s in stats]
+    lines = [f"Workspace status: {one_line(manifest.name)}"]
+    lines += [f"  {one_line(s.name)} (package {one_line(s.package)}) — files {s.files}, chunks {s.chunks}"
+              for s in stats]
     lines.append(f"  totals  : files {sum(s.files for s in stats)}, chunks {sum(s.chunks for s in stats)}")
     lines.append(f"  edges ({len(edges)}):")
-    lines += [f"    {e.source} -> {e.target} (via {e.via})" for e in edges]
+    lines += [f"    {one_line(e.source)} -> {one_line(e.target)} (via {one_line(e.via)})" for e in edges]
     lines += freshness_lines(session.root)
     return "\n".join(lines) + "\n", False
 
@@ -669,8 +802,8 @@ def record_feedback(session: SessionState, args: Mapping[str, Any]) -> ToolResul
     if MetricsWriter(session.metrics_path).log_feedback(query_id, helpful, note) is None:
         return "could not record feedback (the metrics log is not writable).", True
     verdict = "helpful" if helpful else "not helpful"
-    return (f"Recorded feedback ({verdict}) for {query_id}. This feeds the dashboard's retrieval-quality signal "
-            "(`cce dashboard`)."), False
+    return (f"Recorded feedback ({verdict}) for {echo(query_id)}. This feeds the dashboard's retrieval-quality "
+            "signal (`cce dashboard`)."), False
 
 
 def _chunk_id_or_error(args: Mapping[str, Any], tool: str) -> tuple[str, ToolResult | None]:
@@ -707,34 +840,46 @@ def _chunk_in_working_index(session: SessionState, chunk_id: str) -> tuple[Any, 
     return loaded, target, None
 
 
+EXPAND_SCOPES = ("body", "file", "neighbors")
+
+
 def expand_chunk(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
     chunk_id, error = _chunk_id_or_error(args, "expand_chunk")
     if error is not None:
         return error
     raw_scope = args.get("scope")
     scope = trim(raw_scope if isinstance(raw_scope, str) else "body")
-    if scope not in ("body", "file", "neighbors"):
+    if scope not in EXPAND_SCOPES:
         from cce_core.observability.usage import debug_quote
 
-        return f'expand_chunk: unknown scope {debug_quote(scope)}; use "body", "file", or "neighbors".', True
+        return f'expand_chunk: unknown scope {debug_quote(shorten(scope))}; use "body", "file", or "neighbors".', True
     session.ledger.note_expand(chunk_id, scope)
+    text, _found = expand_answer(session, chunk_id, scope)
+    return text, False
+
+
+def expand_answer(session: SessionState, chunk_id: str, scope: str) -> tuple[str, bool]:
+    """The whole expansion of a code chunk or knowledge section id at ``scope``: ``(text, found)``.
+
+    When the id resolves nowhere, ``text`` is the guidance an agent gets (no
+    index, a stale id). ``cce expand`` prints the same text as the tool.
+    """
     loaded, target, problem = _chunk_in_working_index(session, chunk_id)
     if problem is not None:
         from cce_core.agents.mcp_knowledge import expand_knowledge
 
         knowledge = expand_knowledge(session, chunk_id, scope)
-        return (problem if knowledge is None else knowledge), False
+        return (problem, False) if knowledge is None else (knowledge, True)
     if scope == "body":
-        return target.content, False
+        return target.content, True
+    shown = one_line(target.file_path)
     if scope == "file":
         chunks = loaded.chunks_in_file(target.file_path)
-        title = f"file {target.file_path} — {len(chunks)} chunk(s):"
-        return render_group(title, [(c, c.content) for c in chunks]), False
+        return render_group(f"file {shown} — {len(chunks)} chunk(s):", [(c, c.content) for c in chunks]), True
     chunks = loaded.neighbour_chunks(target.file_path)
     if not chunks:
-        return f"no import-graph neighbours for {target.file_path} in the current index.", False
-    title = f"neighbours of {target.file_path} — {len(chunks)} chunk(s):"
-    return render_group(title, [(c, c.content) for c in chunks]), False
+        return f"no import-graph neighbours for {shown} in the current index.", True
+    return render_group(f"neighbours of {shown} — {len(chunks)} chunk(s):", [(c, c.content) for c in chunks]), True
 
 
 def related_context(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
@@ -749,13 +894,14 @@ def related_context(session: SessionState, args: Mapping[str, Any]) -> ToolResul
 
         knowledge = related_knowledge(session, chunk_id, top_k)
         return (problem if knowledge is None else knowledge), False
+    shown = one_line(target.file_path)
     chunks = loaded.neighbour_chunks(target.file_path)[:top_k]
     if not chunks:
-        return f"no import-graph neighbours for {target.file_path}.", False
+        return f"no import-graph neighbours for {shown}.", False
     from cce_core.retrieval.detail_views import COMPACT
 
     blocks = [(c, session.compress(c.file_path, c.content, COMPACT)) for c in chunks]
-    title = f"related to {target.file_path} via import graph — {len(blocks)} chunk(s):"
+    title = f"related to {shown} via import graph — {len(blocks)} chunk(s):"
     return render_group(title, blocks), False
 
 
@@ -784,14 +930,16 @@ def summarize_context(session: SessionState, args: Mapping[str, Any]) -> ToolRes
     return session.ledger.summarize(dict(args))
 
 
+# context_search bounds its own rows (its continuation is max_tokens, never a re-run with an offset); the
+# three tools that write stay within their caps by construction (fixed sentences, echoes cut to 200 characters).
 TOOLS = {
     "context_search": context_search,
-    "index_status": index_status,
+    "index_status": paged("index_status", index_status),
     "record_feedback": record_feedback,
-    "expand_chunk": expand_chunk,
-    "related_context": related_context,
+    "expand_chunk": paged("expand_chunk", expand_chunk),
+    "related_context": paged("related_context", related_context),
     "set_output_compression": set_output_compression,
     "record_decision": record_decision,
-    "session_recall": session_recall,
-    "summarize_context": summarize_context,
+    "session_recall": paged("session_recall", session_recall),
+    "summarize_context": paged("summarize_context", summarize_context),
 }

@@ -4,10 +4,13 @@ An agent records a decision it has checked so a later session can recall it
 instead of re-deriving it. The store is local only (never synced, never part
 of the code index), append-only, and content-addressed: the id is a hash of
 the decision's whitespace-normalised, secret-redacted text, so recording the
-same decision twice is a no-op. Recall ranks the entries with the ordinary
-hybrid search and then keeps only confident matches (a score floor and at
-least one word shared with the query), so a weak memory never pollutes the
-agent's context.
+same decision twice is a no-op. Every stored text (the decision, its tags
+and area) is redacted with the project's secrets profile, strict unless
+``.cce/config`` chooses ``family``, the one the code index and knowledge
+ingest use. Recall ranks every entry with the ordinary hybrid search, then
+keeps only confident matches (a score floor and at least one word shared with
+the query), then cuts to ``top_k``, so a weak memory never pollutes the
+agent's context and never takes the place of a confident one.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cce_core.foundation.config import CceConfig
+from cce_core.foundation.safe_text import one_line
 from cce_core.foundation.textrules import (
     UNICODE_WHITESPACE,
     collapse_ascii_whitespace,
@@ -30,7 +34,7 @@ from cce_core.foundation.textrules import (
     tokenize,
     tokenize_bytes,
 )
-from cce_core.indexing.redactor import redact
+from cce_core.indexing.redactor import DEFAULT_PROFILE, redact_with
 
 MEMORY_DIR = ".cce"
 MEMORY_FILE = "memory.jsonl"
@@ -154,18 +158,21 @@ def _now_iso() -> str:
 
 
 def record(path: Path, text: str, tags: Sequence[str] = (), area: str | None = None,
-           clock: Callable[[], str] = _now_iso) -> RecordOutcome:
+           clock: Callable[[], str] = _now_iso, profile: str = DEFAULT_PROFILE) -> RecordOutcome:
     """Store a decision unless its id is already there; secrets are redacted before anything else.
 
+    ``profile`` is the secrets profile (``strict`` or ``family``) every stored
+    text goes through: the decision, each tag and the area.
     Raises :class:`OSError` when the store cannot be written.
     """
-    safe_text = redact(text)
-    safe_area = redact(area) if area is not None else None
+    safe_text = redact_with(text, profile)
+    safe_area = redact_with(area, profile) if area is not None else None
+    safe_tags = tuple(redact_with(tag, profile) for tag in tags)
     ident = memory_id(safe_text)
     for existing in load_entries([path]):
         if existing.id == ident:
             return RecordOutcome(existing, False)
-    entry = MemoryEntry(ident, safe_text, tuple(tags), safe_area, clock())
+    entry = MemoryEntry(ident, safe_text, safe_tags, safe_area, clock())
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     append_line(path, entry.to_json_line().encode("utf-8"))
@@ -218,14 +225,20 @@ def _build_store(entries: Sequence[MemoryEntry], embedder: Any) -> Any:
 
 def recall(entries: Sequence[MemoryEntry], query: str, top_k: int = DEFAULT_TOP_K,
            min_score: float = RECALL_MIN_SCORE, embedder: Any = None) -> list[RecallHit]:
-    """The confident matches for ``query``: hybrid-ranked, then filtered by score and shared words."""
-    if not entries:
+    """The confident matches for ``query``: every entry ranked, filtered by score and shared words, then cut.
+
+    Ranking the whole store first matters (the reference's #103): a ranking cut
+    to ``top_k`` before the filter lets entries that match by hash collision
+    alone, and are then filtered out, take the places of confident ones.
+    """
+    if not entries or top_k <= 0:
         return []
     from cce_core.retrieval.searcher import Searcher
 
     embedder = embedder if embedder is not None else _hash_embedder()
     by_id = {e.id: e for e in entries}
-    results = Searcher(_build_store(entries, embedder), embedder).search(query, top_k, graph=False)
+    everything = max(len(entries), top_k)
+    results = Searcher(_build_store(entries, embedder), embedder).search(query, everything, graph=False)
     query_tokens = set(tokenize(query))
     hits: list[RecallHit] = []
     for r in results:
@@ -240,18 +253,28 @@ def recall(entries: Sequence[MemoryEntry], query: str, top_k: int = DEFAULT_TOP_
     return hits
 
 
-def format_recall(hits: Sequence[RecallHit], total: int) -> str:
-    """The ``session_recall`` tool text."""
+def format_recall(hits: Sequence[RecallHit], total: int, profile: str = DEFAULT_PROFILE) -> str:
+    """The ``session_recall`` tool text.
+
+    The store is a file anyone can edit, and entries an older version wrote
+    may hold what its redactor missed: each field is redacted again with
+    ``profile`` (a no-op on what :func:`record` stored) and printed on one line
+    (:func:`one_line`), so no note can forge the rows after it.
+    """
     if not hits:
         return (f"No confident memory match ({total} remembered decision(s) searched). "
                 "Nothing recalled — proceed without memory.")
+
+    def shown(value: str) -> str:
+        return one_line(redact_with(value, profile))
+
     parts = [f"Recalled {len(hits)} of {total} remembered decision(s):\n"]
     for h in hits:
         e = h.entry
-        area = f" area={e.area}" if e.area is not None else ""
-        tags = f" tags={','.join(e.tags)}" if e.tags else ""
-        parts.append(f"\n{h.rank:>2}. [{format6(h.score)}] #{e.id}{area}{tags}\n")
-        parts.append(e.text if e.text.endswith("\n") else e.text + "\n")
+        area = f" area={shown(e.area)}" if e.area is not None else ""
+        tags = f" tags={shown(','.join(e.tags))}" if e.tags else ""
+        parts.append(f"\n{h.rank:>2}. [{format6(h.score)}] #{one_line(e.id)}{area}{tags}\n")
+        parts.append(shown(e.text.removesuffix("\n")) + "\n")
     parts.append(_REUSE_NOTE)
     return "".join(parts)
 
@@ -291,14 +314,16 @@ def record_decision(root: Path, args: dict[str, Any], config: CceConfig, ledger:
         return _EMPTY_TEXT, True
     tags = _string_list(args.get("tags"))
     area = _trimmed_str(args, "area") or None
+    profile = config.secrets_profile
     try:
-        outcome = record(memory_path(root), text, tags, area, clock)
+        outcome = record(memory_path(root), text, tags, area, clock, profile)
     except OSError:
         return _NOT_WRITABLE, True
     if ledger is not None:
         from cce_core.agents.ledger import short_label
 
-        ledger.note_decision(outcome.entry.id, short_label(outcome.entry.text))
+        # An entry an older version stored may still hold a secret: the label is redacted again.
+        ledger.note_decision(outcome.entry.id, short_label(redact_with(outcome.entry.text, profile)))
     verb = "Recorded" if outcome.is_new else "Already recorded"
     return f"{verb} decision #{outcome.entry.id}. Retrieve it later with session_recall.", False
 
@@ -318,4 +343,4 @@ def session_recall(root: Path, args: dict[str, Any], config: CceConfig,
     top_k = _positive_int(args.get("top_k"), DEFAULT_TOP_K)
     entries = load_entries([memory_path(root), *(memory_path(m) for m in member_roots)])
     hits = recall(entries, query, top_k, RECALL_MIN_SCORE, embedder)
-    return format_recall(hits, len(entries)), False
+    return format_recall(hits, len(entries), config.secrets_profile), False

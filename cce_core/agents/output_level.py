@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from cce_core.foundation.config import DEFAULT_OUTPUT_LEVEL, OUTPUT_LEVEL_NAMES, parse_enum
+from cce_core.foundation.safe_text import shorten
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
 from cce_core.observability.usage import debug_quote
 
@@ -51,6 +52,7 @@ def apply_set_output_compression(args: dict[str, Any]) -> tuple[str | None, str,
         return None, _MISSING_LEVEL, True
     level = parse_level(text)
     if level is None:
-        return None, (f"set_output_compression: unknown level {debug_quote(text)}; "
+        # The echo is cut to 200 characters: an answer never grows with its argument.
+        return None, (f"set_output_compression: unknown level {debug_quote(shorten(text))}; "
                       'use "off", "lite", "standard", or "max".'), True
     return level, f"Output compression is now `{level}` for this session (in-memory; CLAUDE.md unchanged).", False

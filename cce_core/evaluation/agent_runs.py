@@ -178,11 +178,34 @@ def parse_runs(text: str) -> tuple[list[RunRecord], int]:
 
 
 def is_punt(answer: str) -> bool:
+    """Whether ``answer`` is a non-answer: under three visible characters, or a punt phrase as a whole word.
+
+    A phrase counts only where no ASCII letter or digit touches either end of
+    it, so ``n/a`` inside ``common/auth.py`` is a path, not a punt (the
+    reference's #106), while "N/A" or "it is n/a here" still are.
+    """
     trimmed = answer.strip(UNICODE_WHITESPACE)
     if sum(1 for ch in trimmed if ch not in UNICODE_WHITESPACE) < 3:
         return True
     lower = trimmed.lower()
-    return any(p in lower for p in PUNT_PHRASES)
+    return any(_has_bounded_phrase(lower, p) for p in PUNT_PHRASES)
+
+
+def _is_ascii_alnum(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+def _has_bounded_phrase(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` with no ASCII letter or digit right before or after it."""
+    start = text.find(phrase)
+    while start != -1:
+        end = start + len(phrase)
+        open_before = start == 0 or not _is_ascii_alnum(text[start - 1])
+        open_after = end == len(text) or not _is_ascii_alnum(text[end])
+        if open_before and open_after:
+            return True
+        start = text.find(phrase, start + 1)
+    return False
 
 
 def grade(question: Question, run: RunRecord) -> str:

@@ -13,12 +13,20 @@ and knowledge hits by the one score for ``source: both``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_core.foundation.textrules import UNICODE_WHITESPACE, score_key, tokenize
-from cce_core.indexing.redactor import redact
+from cce_core.foundation.safe_text import one_line
+from cce_core.foundation.textrules import (
+    UNICODE_WHITESPACE,
+    collapse_ascii_whitespace,
+    score_key,
+    split_lines,
+    tokenize,
+)
+from cce_core.indexing.redactor import DEFAULT_PROFILE, redact_with
 from cce_core.knowledge.store import KnowledgeChunk, KnowledgeStore
 
 DROPPED_REASONS = ("not_planned", "wontfix")
@@ -45,15 +53,52 @@ class KnowledgeHit:
 
 
 def provenance_line(title: str, state: str | None, updated_at: str | None, url: str | None) -> str:
-    """``[knowledge] <title> — <state> · <updated_at> · <url>``; empty facets are left out, and the dash with them."""
-    facets = [v for v in (state, updated_at, url) if v]
-    line = f"[knowledge] {title}"
+    """``[knowledge] <title> — <state> · <updated_at> · <url>``; empty facets are left out, and the dash with them.
+
+    The fields come from a feed: each is made one line (:func:`one_line`), so a
+    title cannot end the row and forge the ones after it (the reference's #112).
+    """
+    facets = [one_line(v) for v in (state, updated_at, url) if v]
+    line = f"[knowledge] {one_line(title)}"
     return f"{line} — {' · '.join(facets)}" if facets else line
 
 
-def display_record_id(record_id: str) -> str:
-    """A record id as it may be shown: redacted (the raw id stays the address; a clean id is unchanged)."""
-    return redact(record_id)
+def display_record_id(record_id: str, profile: str = DEFAULT_PROFILE) -> str:
+    """A record id as it may be shown: redacted with the project's secrets profile (strict unless configured).
+
+    The raw id stays the address; a clean id is unchanged. Where the id becomes
+    part of a line of output, the caller also passes it through :func:`one_line`.
+    """
+    return redact_with(record_id, profile)
+
+
+SNIPPET_MAX_CHARS = 160
+# A heading line of the rendered document: ATX (``## Steps``) or a setext underline (``-----``).
+_HEADING_LINE = re.compile(r"#{1,6}(?:[ \t]|$)|[=-]+$")
+
+
+def section_snippet(content: str, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """The first words of a section's text, on one line: heading lines and blank lines left out.
+
+    Whitespace runs become one space; past ``limit`` characters the text is cut
+    at the last space before the limit and ends with ``…``. Empty when the
+    section holds nothing but headings.
+    """
+    words: list[str] = []
+    size = 0
+    for line in split_lines(content):
+        text = collapse_ascii_whitespace(line)
+        if not text or _HEADING_LINE.match(text):
+            continue
+        words.append(text)
+        size += len(text) + 1
+        if size > limit:
+            break
+    joined = one_line(" ".join(words))
+    if len(joined) <= limit:
+        return joined
+    cut = joined.rfind(" ", 0, limit)
+    return joined[:cut if cut > limit // 2 else limit].rstrip(UNICODE_WHITESPACE) + "…"
 
 
 def is_dropped(state_reason: str | None) -> bool:
@@ -113,10 +158,10 @@ class LoadedKnowledge:
 
     def _ranker(self) -> Any:
         if self._searcher is None:
-            from cce_core.default_plugins.hash_embedder import HashEmbedder
+            from cce_core.plugins.host import host_for_embedder
             from cce_core.retrieval.searcher import Searcher
 
-            embedder = HashEmbedder()
+            embedder = host_for_embedder("hash").embedder("hash")
             # The sections live in memory, not in a mapped store: the vectorised kernel ranks them.
             self._searcher = Searcher(_ranking_store(self.live, embedder), embedder, kernel="numpy")
         return self._searcher
