@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,31 @@ class KnowledgeStore:
 
     def to_bytes(self) -> bytes:
         """The persisted bytes: 2-space pretty JSON in declaration order, UTF-8, one trailing newline."""
-        return (json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        return b"".join(store_chunks(self.schema, self.snapshot, self.records, self.chunks))
+
+
+# How deep a chunk object sits in the pretty store document (inside the top object and the chunks array).
+_CHUNK_INDENT = "\n    "
+
+
+def store_chunks(schema: str, snapshot: str, records: int, chunks: Iterable[KnowledgeChunk]) -> Iterator[bytes]:
+    """A store's bytes in pieces, one per chunk, as ``chunks`` is consumed.
+
+    Joined, the pieces are exactly ``json.dumps(store, indent=2, ensure_ascii=False) + "\\n"``,
+    but no more than one chunk is ever serialized at a time, so ingest can
+    stream a large store to disk.
+    """
+    head = json.dumps({"schema": schema, "snapshot": snapshot, "records": records, "chunks": []}, indent=2,
+                      ensure_ascii=False)
+    before, _, after = head.rpartition("[]")  # the chunks array is the last field
+    yield before.encode("utf-8")
+    separator = "["
+    for chunk in chunks:
+        # json.dumps escapes every newline inside strings, so each raw newline is a line of the layout.
+        body = json.dumps(asdict(chunk), indent=2, ensure_ascii=False).replace("\n", _CHUNK_INDENT)
+        yield f"{separator}{_CHUNK_INDENT}{body}".encode()
+        separator = ","
+    yield ("[]" if separator == "[" else "\n  ]").encode("utf-8") + f"{after}\n".encode()
 
 
 # --------------------------------------------------------------------------- paths
@@ -254,6 +279,19 @@ def install_store(root: Path, data: bytes, snapshot: str) -> Path:
         raise CceError(f"refusing to install a knowledge store for snapshot {store.snapshot} as {snapshot}")
     path = store_path(root, snapshot)
     atomic_write(path, data)
+    atomic_write(pointer_path(root), f"{snapshot}\n".encode())
+    return path
+
+
+def install_stream(root: Path, snapshot: str, pieces: Iterable[bytes]) -> Path:
+    """Make the store ``pieces`` spell (see :func:`store_chunks`) the current one; returns its path.
+
+    The pieces are written to a temporary file as they come; if producing them
+    raises (a limit, a kill), the temporary file is removed and nothing moves.
+    Only after the snapshot file is complete does the ``current`` pointer move.
+    """
+    path = store_path(root, snapshot)
+    atomic_write(path, pieces)
     atomic_write(pointer_path(root), f"{snapshot}\n".encode())
     return path
 
