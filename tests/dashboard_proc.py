@@ -56,6 +56,85 @@ def rebase_to_today(src: Path, dest: Path) -> Path:
     return dest
 
 
+# A week of use shaped like the log in issue #19: every search in the last seven days (none before), agent and
+# human searches, two that found nothing, two whose best hit scored under 0.30, a confident wrong hit (0.846,
+# rated not helpful) and savings in three layers. Retrieval saves 199,988 tokens, all layers 223,836
+# ($0.60 against $0.67 at $3 per million). Each tuple: (days before midnight, hour, source, query, results,
+# baseline, served, top score, latency ms, chunk_compression (saved, baseline), grammar (saved, baseline), id).
+WEEK_SEARCHES = [
+    (3, 9, "cli", "parse config", 5, 60_000, 6_000, 0.846, 10.0, (0, 0), (2_000, 3_000), "a00000000001"),
+    (3, 10, "mcp", "session cookie signing", 5, 50_000, 5_012, 0.91, 20.0, (6_000, 9_000), (2_500, 3_500),
+     "a00000000002"),
+    (3, 11, "mcp", "zzz nothing", 0, 0, 0, 0.0, 30.0, (0, 0), (0, 0), "a00000000003"),
+    (3, 12, "cli", "blueprint registration", 5, 40_000, 4_000, 0.88, 40.0, (0, 0), (1_848, 2_600), "a00000000004"),
+    (2, 9, "mcp", "teardown appcontext", 5, 45_000, 5_000, 0.27, 25.0, (5_000, 7_000), (1_500, 2_100),
+     "a00000000005"),
+    (2, 10, "mcp", "zzz nothing", 0, 0, 0, 0.0, 35.0, (0, 0), (0, 0), "a00000000006"),
+    (1, 9, "mcp", "json provider", 5, 30_000, 5_000, 0.79, 15.0, (2_000, 3_000), (3_000, 4_000), "a00000000007"),
+    (1, 10, "cli", "teardown appcontext", 5, 1_000, 1_200, 0.22, 90.0, (0, 0), (0, 0), "a00000000008"),
+]
+WEEK_RETRIEVAL_SAVED = 199_988
+WEEK_TOTAL_SAVED = 223_836
+
+
+def today_midnight() -> int:
+    return (int(time.time()) // 86400) * 86400
+
+
+def week_events(midnight: int) -> list[dict]:
+    """The week log's events (index, eight searches, two feedback votes) relative to ``midnight``."""
+    def at(days: int, hour: int) -> str:
+        return format_iso(midnight - days * 86400 + hour * 3600)
+
+    out: list[dict] = [{"schema": "cce.metrics/v1", "event": "index", "ts": at(3, 8), "id": "b00000000001",
+                        "files_indexed": 83, "chunks": 1207, "index_bytes": 900_000, "duration_ms": 800.0,
+                        "embedder": "hash", "full": True, "sha": "0123456789abcdef0123", "source": "local",
+                        "sensitive_skipped": 2}]
+    for days, hour, source, query, count, baseline, served, top, latency, chunk, grammar, ident in WEEK_SEARCHES:
+        saved = max(0, baseline - served)
+        zero = {"saved_tokens": 0, "baseline_tokens": 0}
+        out.append({
+            "schema": "cce.metrics/v1", "event": "search", "ts": at(days, hour), "id": ident, "query": query,
+            "top_k": 5, "graph_enabled": True, "embedder": "hash", "result_count": count,
+            "baseline_tokens": baseline, "served_tokens": served, "tokens_saved": saved,
+            "savings_ratio": saved / baseline if baseline else 0.0,
+            "savings": {"retrieval": {"saved_tokens": saved, "baseline_tokens": baseline},
+                        "chunk_compression": {"saved_tokens": chunk[0], "baseline_tokens": chunk[1]},
+                        "grammar": {"saved_tokens": grammar[0], "baseline_tokens": grammar[1]},
+                        "output": zero, "memory": zero, "turn_summarization": zero,
+                        "progressive_disclosure": zero},
+            "top_score": top, "mean_score": top * 0.8, "empty": count == 0,
+            "low_confidence": count > 0 and top < 0.30, "latency_ms": latency, "source": source})
+    out.append({"schema": "cce.metrics/v1", "event": "feedback", "ts": at(3, 13), "id": "c00000000001",
+                "target_id": "a00000000001", "helpful": False, "note": "wrong file: the hit was the CLI parser"})
+    out.append({"schema": "cce.metrics/v1", "event": "feedback", "ts": at(1, 11), "id": "c00000000002",
+                "target_id": "a00000000007", "helpful": True, "note": ""})
+    return out
+
+
+def write_week_log(dest: Path, midnight: int | None = None) -> Path:
+    """The week log written to ``dest``; ``midnight`` defaults to today's (UTC), so the server's clock sees it."""
+    events = week_events(today_midnight() if midnight is None else midnight)
+    dest.write_text("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events), encoding="utf-8")
+    return dest
+
+
+def write_fortnight_log(dest: Path) -> Path:
+    """The week log with the same week before it: slower by half, and both of its votes not helpful."""
+    midnight = today_midnight()
+    prior = week_events(midnight - 7 * 86400)
+    for event in prior:
+        event["id"] = "p" + event["id"][1:]
+        if event["event"] == "search":
+            event["latency_ms"] *= 1.5
+        elif event["event"] == "feedback":
+            event["target_id"] = "p" + event["target_id"][1:]
+            event["helpful"] = False
+    events = [e for e in prior if e["event"] != "index"] + week_events(midnight)
+    dest.write_text("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events), encoding="utf-8")
+    return dest
+
+
 class Dashboard:
     """``cce dashboard ... --port 0 --no-open`` running in the background."""
 

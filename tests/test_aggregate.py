@@ -179,3 +179,19 @@ def test_recent_rows_carry_knowledge_counts_only_when_knowledge_was_served():
     recent = aggregate(parse_log("\n".join(lines)).events, NOW)["recent_searches"]
     assert recent[0]["id"] == "both" and recent[0]["knowledge_results"] == 2
     assert recent[1]["id"] == "code" and "knowledge_results" not in recent[1]  # the family's row, unchanged
+
+
+def test_numbers_too_large_to_round_come_out_infinite_not_as_a_crash():
+    """A forged line (scores of 1e305) once crashed the aggregate, so `cce usage` and both dashboard routes.
+
+    The family's engines scale by 1e6 before rounding; a value that overflows there comes out infinite (and a
+    JSON writer prints it as null), and the figures of every other event are untouched.
+    """
+    line = _line(event="search", ts="2026-07-04T10:00:00Z", id="f", result_count=1, top_score=1e305,
+                 savings_ratio=1e305, latency_ms=1e305, source="mcp")
+    agg = aggregate(parse_log(line).events, NOW)
+    assert agg["totals"]["mean_top_score"] == float("inf")
+    assert agg["by_source"]["mcp"]["mean_latency_ms"] == float("inf")
+    assert agg["recent_searches"][0]["top_score"] == float("inf")
+    assert agg["north_star"]["quality"]["direction"] == "up"
+    assert agg["by_source"]["cli"]["mean_top_score"] == 0.0

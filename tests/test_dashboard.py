@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT, run_cce
-from dashboard_proc import Dashboard, copy_anchor, rebase_to_today
+from dashboard_proc import WEEK_TOTAL_SAVED, Dashboard, copy_anchor, rebase_to_today, write_week_log
 
 from cce_core.observability.dashboard_server import PAGE_CSP, DashboardApp, make_server
 from cce_core.observability.metrics import MetricsLog, parse_iso
@@ -101,6 +101,7 @@ def test_metrics_path_follows_dir_and_store(dashboards, tmp_path: Path):
     store = tmp_path / "elsewhere" / "index.cce"
     d2 = dashboards("--store", store, "--port", "0")
     assert d2.next_line() == f"metrics log : {store.parent / 'metrics.jsonl'}"
+    (tmp_path / "x").mkdir()  # a --dir that does not exist is refused with one line
     d3 = dashboards("--dir", tmp_path / "x", "--port", "0", cwd=tmp_path)
     assert d3.next_line() == f"metrics log : {tmp_path / 'x' / '.cce' / 'metrics.jsonl'}"
 
@@ -125,8 +126,8 @@ def test_page_is_self_contained(anchor: Dashboard):
     assert "cdn" not in lowered
     assert "url(" not in lowered  # no CSS-loaded resources either
     assert "createElementNS" in html  # charts are SVG drawn by the page itself
-    # the only network call the page makes is to its own origin
-    assert re.findall(r"fetch\(([^,)]*)", html) == ['"/api/metrics"']
+    # the only network call the page makes is to its own origin, for the one view of everything it shows
+    assert re.findall(r"fetch\(([^,)]*)", html) == ['"/api/dashboard"']
     assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", html)
 
 
@@ -178,6 +179,68 @@ def test_price_flag(dashboards, anchor_log: Path):
     assert d.get_json("/api/metrics")["totals"]["cost_saved_usd"] == 0.8  # 53,000 tokens at $15 per million
 
 
+def _cli_json(*args) -> dict:
+    proc = run_cce(*args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _without_clock(usage: dict) -> dict:
+    return {k: v for k, v in usage.items() if k not in ("generated_ts", "window")}
+
+
+def test_dashboard_route_serves_the_cli_figures(dashboards, tmp_path: Path):
+    """One view per request whose savings and usage bodies are exactly `cce savings --json` and `cce usage --json`."""
+    log = write_week_log(tmp_path / "metrics.jsonl")
+    d = dashboards("--metrics", log, "--port", "0")
+    status, headers, body = d.request("/api/dashboard")
+    assert status == 200 and headers["content-type"] == "application/json"
+    assert headers["cache-control"] == "no-store"
+    view = json.loads(body)
+    assert ISO.match(view["generated_ts"])
+
+    savings = _cli_json("savings", "--json", "--metrics", log)
+    assert view["savings"] == savings
+    assert savings["savings_by_layer"]["total"]["saved_tokens"] == WEEK_TOTAL_SAVED
+    assert view["cost"]["tokens_saved"] == WEEK_TOTAL_SAVED
+    assert view["cost"]["dollars_saved"] == savings["estimated_dollars_saved"] == "0.67"
+
+    usage = _cli_json("usage", "--json", "--metrics", log)
+    assert _without_clock(view["usage"]) == _without_clock(usage)
+    assert view["usage"]["window"]["since"] is None
+
+    # the family's aggregate is inside, unchanged, and /api/metrics still serves it alone
+    metrics = d.get_json("/api/metrics")
+    assert {k: v for k, v in metrics.items() if k not in ("generated_ts", "north_star")} == {
+        k: v for k, v in view["metrics"].items() if k != "north_star"}
+
+
+def test_price_flag_reprices_only_the_headline(dashboards, tmp_path: Path):
+    log = write_week_log(tmp_path / "metrics.jsonl")
+    d = dashboards("--metrics", log, "--port", "0", "--price", "15")
+    view = d.get_json("/api/dashboard")
+    assert (view["cost"]["dollars_saved"], view["cost"]["rate_from"]) == ("3.36", "--price")
+    assert view["savings"]["estimated_dollars_saved"] == "0.67"
+
+
+def test_a_forged_log_still_gives_a_json_view(dashboards, tmp_path: Path):
+    log = tmp_path / "metrics.jsonl"
+    big = (1 << 64) - 1
+    log.write_text("".join(json.dumps({"event": "search", "ts": f"2026-07-04T1{i}:00:00Z", "id": f"f{i}",
+                                       "query": "\u202e<b>x</b>\n", "result_count": big, "tokens_saved": big,
+                                       "latency_ms": 1.7e308, "top_k": -3, "graph_enabled": "yes"}) + "\n"
+                           for i in range(2)), encoding="utf-8")
+    d = dashboards("--metrics", log, "--port", "0")
+    status, _headers, body = d.request("/api/dashboard")
+    assert status == 200
+    view = json.loads(body)
+    assert view["usage"]["totals"]["tokens_saved"] == big
+    assert view["latency"]["current"]["p95_ms"] is None  # past the largest double once scaled: JSON null
+    metrics = d.get_json("/api/metrics")  # once a 500: the mean latency overflowed while being rounded
+    assert metrics["by_source"]["cli"]["mean_latency_ms"] is None
+    assert d.request("/api/health")[0] == 200
+
+
 def test_metrics_are_recomputed_on_every_request(anchor: Dashboard, anchor_log: Path):
     first = anchor.get_json("/api/metrics")
     with anchor_log.open("a", encoding="utf-8") as f:
@@ -215,7 +278,7 @@ def test_query_string_is_ignored(anchor: Dashboard):
 def test_no_write_route(anchor: Dashboard, anchor_log: Path, method: str):
     before = anchor_log.read_bytes()
     files_before = sorted(anchor_log.parent.iterdir())
-    for path in ("/", "/api/metrics", "/api/health", "/api/feedback", "/nope"):
+    for path in ("/", "/api/metrics", "/api/dashboard", "/api/health", "/api/feedback", "/nope"):
         status, headers, body = anchor.request(path, method=method, body=b'{"event":"feedback"}',
                                                headers={"Content-Type": "application/json"})
         assert status == 405, (method, path)
@@ -359,8 +422,46 @@ def test_the_page_ships_as_package_data():
 
     page = load_page().decode("utf-8")
     assert page.startswith("<!doctype html>")
-    for panel in ("kpi-tokens", "kpi-cost", "kpi-searches", "kpi-helpful", "ns-savings", "ns-quality",
-                  "chart-tokens", "chart-quality", "sources", "layers", "freshness", "secrets", "recent", "empty"):
+    for panel in ("kpi-tokens", "kpi-cost", "kpi-searches", "kpi-helpful", "ns-savings", "ns-outcomes",
+                  "chart-tokens", "chart-outcomes", "chart-latency", "latency", "sources", "layers", "freshness",
+                  "secrets", "weak-zero", "weak-low", "recent", "detail", "empty"):
         assert f'id="{panel}"' in page, panel
-    for label in ("↑ improving", "↓ degrading", "→ flat", "No metrics yet."):
+    for label in ("↑ improving", "↓ degrading", "→ flat", "no comparison", "No metrics yet."):
         assert label in page
+    # the mean top score is a similarity, not a verdict on the code found: the page never calls it quality
+    assert "Retrieval quality" not in page
+
+
+def test_the_workspace_view_rolls_up_every_log(tmp_path: Path):
+    """`cce dashboard --workspace`: /api/dashboard over the roll-up, with the workspace `cce usage` body."""
+    from dashboard_proc import week_events
+
+    from cce_core.observability.dashboard_server import WorkspaceDashboardApp
+    from cce_core.observability.metrics import parse_log
+
+    now = parse_iso("2026-07-05T06:00:00Z")
+    events = parse_log("".join(json.dumps(e) + "\n" for e in week_events(now - 6 * 3600))).events
+
+    class _Snapshot:
+        def rollup_events(self):
+            return events
+
+        def package_events(self):
+            return [("app", events[:5]), ("web", [])]
+
+    class _Logs:
+        root = tmp_path
+        root_log = tmp_path / ".cce" / "metrics.jsonl"
+        members = ("app", "web")
+
+        def read(self):
+            return _Snapshot()
+
+    app = WorkspaceDashboardApp(_Logs(), clock=lambda: now, page=b"")
+    status, ctype, body = app.route("/api/dashboard")
+    view = json.loads(body)
+    assert (status, ctype) == (200, "application/json")
+    assert [p["package"] for p in view["usage"]["by_package"]] == ["app", "web"]
+    assert view["savings"]["source"] == f"{tmp_path} (workspace)"
+    assert view["cost"]["tokens_saved"] == WEEK_TOTAL_SAVED
+    assert view["generated_ts"] == "2026-07-05T06:00:00Z"

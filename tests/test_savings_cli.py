@@ -93,3 +93,25 @@ def test_grammar_bucket_from_a_live_search(tmp_path):
     saved, baseline = ledger["grammar"]["saved_tokens"], ledger["grammar"]["baseline_tokens"]
     assert 0 < saved <= baseline
     assert ledger["total"]["saved_tokens"] >= saved
+
+
+def test_the_cli_prints_the_library_report(sample):
+    """`cce savings --json` is `savings_json(savings_report(events))`: the one computation the dashboard calls too."""
+    from cce_core.observability.metrics import read_log
+    from cce_core.observability.savings import savings_json, savings_report
+
+    proc = run_cce("savings", "--json", "--metrics", sample)
+    assert proc.returncode == 0, proc.stderr
+    report = savings_report(read_log(sample).events)
+    assert json.loads(proc.stdout) == savings_json(report, str(sample))
+    assert (report.pricing_id, report.rate_per_million, report.dollars_saved) == ("cce.pricing/builtin-v1", 3.0, 0.16)
+
+
+def test_a_report_at_another_rate_prices_the_same_ledger(sample):
+    from cce_core.observability.metrics import read_log
+    from cce_core.observability.savings import savings_report
+
+    events = read_log(sample).events
+    assert savings_report(events, 15.0).dollars_saved == 0.8  # 53,000 tokens at $15 per million
+    assert savings_report(events, 15.0).ledger == savings_report(events).ledger
+    assert savings_report([]).ledger["total"] == {"baseline_tokens": 0, "saved_tokens": 0}

@@ -383,3 +383,15 @@ def test_thousands_and_short_token_forms():
 ])
 def test_json_floats_are_written_like_the_reference(x, text):
     assert json_float(x) == text
+
+
+def test_a_forged_huge_score_is_printed_not_a_crash(tmp_path):
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('{"event":"search","ts":"2026-07-04T10:00:00Z","id":"a","query":"q","result_count":1,'
+                   '"top_score":1e305,"savings_ratio":1e305,"latency_ms":1e305,"source":"mcp"}\n', encoding="utf-8")
+    human = run_cce("usage", "--metrics", log)
+    assert human.returncode == 0, human.stderr
+    assert "agent (mcp) : 1 searches · saved ~0 tok (9223372036854775807%) · quality inf · inf ms avg" in human.stdout
+    as_json = run_cce("usage", "--json", "--metrics", log)
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["by_source"]["mcp"]["mean_top_score"] is None

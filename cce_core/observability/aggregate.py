@@ -14,11 +14,13 @@ already-rounded window means; windows are half-open ``[start, end)`` in seconds.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from cce_core.foundation.textrules import plain_sum, round2, round6
+from cce_core.foundation import textrules
+from cce_core.foundation.textrules import plain_sum, round2
 from cce_core.observability.metrics import METRICS_SCHEMA, Event, date_str
 from cce_core.observability.savings import sum_by_layer
 
@@ -27,6 +29,18 @@ TREND_WINDOW_DAYS = 7
 DIRECTION_EPSILON = 1e-9
 RECENT_SEARCHES_LIMIT = 20
 DEFAULT_PRICE_PER_MTOK = 3.00
+
+
+def round6(x: float) -> float:
+    """Six decimals, halves away from zero; a value whose scaling by 1e6 overflows comes out as that overflow.
+
+    The family's engines scale, round and divide in doubles, so a forged 1e305 becomes infinity (printed as
+    JSON null) instead of failing the whole aggregate; every value of a real log rounds as before.
+    """
+    scaled = x * 1_000_000.0
+    if not math.isfinite(scaled):
+        return scaled / 1_000_000.0
+    return textrules.round6(x)
 
 
 def direction(delta: float) -> str:

@@ -1,16 +1,19 @@
 """``cce dashboard``: a read-only HTTP server on the loopback interface.
 
 It serves one self-contained page (``data/dashboard.html``: inline CSS and JS,
-charts drawn as SVG by the page itself) and two JSON routes computed from the
+charts drawn as SVG by the page itself) and three JSON routes computed from the
 metrics log on every request:
 
-=================  ===========================================================
-``GET /``          the page, ``text/html; charset=utf-8``
-``GET /api/metrics``  ``aggregate(events, now, price)`` + ``generated_ts``,
-                   pretty JSON with sorted keys
-``GET /api/health``   ``{"events":N,"skipped":N,"status":"ok"}``
-anything else      404 ``{"error":"not found"}``
-=================  ===========================================================
+=====================  =======================================================
+``GET /``              the page, ``text/html; charset=utf-8``
+``GET /api/dashboard`` everything the page shows, from one read of the log:
+                       :func:`~cce_core.observability.dashboard_view.dashboard_view`
+                       + ``generated_ts`` (the page's only request)
+``GET /api/metrics``   the family's ``aggregate(events, now, price)`` +
+                       ``generated_ts``, pretty JSON with sorted keys
+``GET /api/health``    ``{"events":N,"skipped":N,"status":"ok"}``
+anything else          404 ``{"error":"not found"}``
+=====================  =======================================================
 
 The query string is ignored. ``HEAD`` is answered like ``GET`` without a body;
 every other method gets 405 ``{"error":"method not allowed"}`` and touches
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import signal
 import socket
@@ -52,7 +56,7 @@ from typing import Any
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8787
-DEFAULT_PRICE = 3.00
+DEFAULT_PRICE = 3.00  # the family's /api/metrics rate when no --price is given
 
 HTML_TYPE = "text/html; charset=utf-8"
 JSON_TYPE = "application/json"
@@ -73,9 +77,13 @@ def load_page() -> bytes:
 
 
 class DashboardApp:
-    """What the routes answer, independent of sockets (so it can be tested in-process)."""
+    """What the routes answer, independent of sockets (so it can be tested in-process).
 
-    def __init__(self, metrics_path: Path, price: float = DEFAULT_PRICE, *,
+    ``price`` is ``--price``: None prices the page's headline like ``cce savings``
+    (the embedded table) and the family's ``/api/metrics`` at :data:`DEFAULT_PRICE`.
+    """
+
+    def __init__(self, metrics_path: Path, price: float | None = None, *,
                  reader: Callable[[Path], Any] | None = None,
                  aggregator: Callable[..., dict] | None = None,
                  clock: Callable[[], float] = time.time,
@@ -94,10 +102,23 @@ class DashboardApp:
         self._clock = clock
         self.page = page if page is not None else load_page()
 
+    @property
+    def metrics_price(self) -> float:
+        return self.price if self.price is not None else DEFAULT_PRICE
+
     def metrics(self) -> dict:
         log = self._read(self.metrics_path)
         now = int(self._clock())
-        body = dict(self._aggregate(log.events, now, price=self.price))
+        body = dict(self._aggregate(log.events, now, price=self.metrics_price))
+        body["generated_ts"] = self._format_iso(now)
+        return body
+
+    def dashboard(self) -> dict:
+        from cce_core.observability.dashboard_view import dashboard_view
+
+        log = self._read(self.metrics_path)
+        now = int(self._clock())
+        body = dashboard_view(log.events, now, source=str(self.metrics_path), price=self.price)
         body["generated_ts"] = self._format_iso(now)
         return body
 
@@ -109,6 +130,8 @@ class DashboardApp:
         """``(status, content type, body)`` for a GET of ``path`` (query string already removed)."""
         if path == "/":
             return 200, HTML_TYPE, self.page
+        if path == "/api/dashboard":
+            return 200, JSON_TYPE, _json(self.dashboard(), pretty=True, sort_keys=False)
         if path == "/api/metrics":
             return 200, JSON_TYPE, _json(self.metrics(), pretty=True)
         if path == "/api/health":
@@ -119,7 +142,7 @@ class DashboardApp:
 class WorkspaceDashboardApp(DashboardApp):
     """The routes of the workspace dashboard: all member logs and the root log, read fresh per request."""
 
-    def __init__(self, logs: Any, price: float = DEFAULT_PRICE, *,
+    def __init__(self, logs: Any, price: float | None = None, *,
                  clock: Callable[[], float] = time.time, page: bytes | None = None) -> None:
         super().__init__(logs.root_log, price, clock=clock, page=page)
         self.logs = logs
@@ -128,7 +151,17 @@ class WorkspaceDashboardApp(DashboardApp):
         from cce_core.observability.workspace_usage import workspace_aggregate
 
         now = int(self._clock())
-        body = dict(workspace_aggregate(self.logs.read(), now, self.price))
+        body = dict(workspace_aggregate(self.logs.read(), now, self.metrics_price))
+        body["generated_ts"] = self._format_iso(now)
+        return body
+
+    def dashboard(self) -> dict:
+        from cce_core.observability.dashboard_view import dashboard_view
+
+        snapshot = self.logs.read()
+        now = int(self._clock())
+        body = dashboard_view(snapshot.rollup_events(), now, source=f"{self.logs.root} (workspace)",
+                              price=self.price, packages=snapshot.package_events())
         body["generated_ts"] = self._format_iso(now)
         return body
 
@@ -138,11 +171,24 @@ class WorkspaceDashboardApp(DashboardApp):
         return {"events": snapshot.events, "members": len(self.logs.members), "status": "ok"}
 
 
-def _json(obj: Any, *, pretty: bool = False) -> bytes:
+def _finite(value: Any) -> Any:
+    """``value`` with every infinite or NaN number replaced by None, as the family's JSON writers print them."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _json(obj: Any, *, pretty: bool = False, sort_keys: bool = True) -> bytes:
+    # A forged log can drive a mean past the largest double; the page's JSON parser refuses "Infinity".
+    obj = _finite(obj)
     if pretty:
-        text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False)
+        text = json.dumps(obj, indent=2, sort_keys=sort_keys, ensure_ascii=False)
     else:
-        text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(obj, sort_keys=sort_keys, ensure_ascii=False, separators=(",", ":"))
     return text.encode("utf-8")
 
 

@@ -37,8 +37,12 @@ class PriceTable:
 
     def dollars_saved(self, saved_tokens: int) -> float:
         """``saved_tokens`` at the default model's input rate, rounded to cents (halves away from zero)."""
-        rate = self.default_input_price_per_million() or 0.0
-        return round2(saved_tokens / 1_000_000.0 * rate)
+        return dollars_at(saved_tokens, self.default_input_price_per_million() or 0.0)
+
+
+def dollars_at(saved_tokens: int, rate_per_million: float) -> float:
+    """``saved_tokens`` at ``rate_per_million`` dollars per million tokens, rounded to cents (halves away from zero)."""
+    return round2(saved_tokens / 1_000_000.0 * rate_per_million)
 
 
 @cache

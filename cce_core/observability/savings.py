@@ -12,13 +12,17 @@ The rest (``output``, ``memory``, ``turn_summarization``,
 ``progressive_disclosure``) are always recorded as zero here. All counts use
 the one ``cce.tokens/v1`` estimator. The per-search record built from a
 search's results is :mod:`cce_core.observability.search_record`.
+
+:func:`savings_report` is the whole ``cce savings`` computation — the
+bucket totals of a log's searches and their price — so that the command and
+the dashboard, which both call it, can never show two different totals.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 BUCKET_NAMES: tuple[str, ...] = (
     "retrieval",
@@ -114,3 +118,47 @@ def sum_by_layer(per_event: Iterable[Mapping[str, Bucket]]) -> dict[str, Any]:
     out["total"] = total.as_json()
     out["note"] = SAVINGS_NOTE
     return out
+
+
+class LoggedEvent(Protocol):
+    """What the report needs of a metrics-log event (``metrics.Event`` has it; this module cannot import that)."""
+
+    kind: str
+    savings: dict[str, Bucket]
+
+
+@dataclass(frozen=True)
+class SavingsReport:
+    """The savings ledger of a log and its estimated price."""
+
+    ledger: dict[str, Any]  # :func:`sum_by_layer` over every search event
+    pricing_id: str  # the embedded price table's id, whatever rate priced the dollars
+    rate_per_million: float  # dollars per million saved tokens
+    dollars_saved: float  # the ledger's total saved tokens at that rate, in cents
+
+    @property
+    def saved_tokens(self) -> int:
+        return int(self.ledger["total"]["saved_tokens"])
+
+
+def savings_report(events: Iterable[LoggedEvent], rate_per_million: float | None = None) -> SavingsReport:
+    """``cce savings``: every search event's buckets summed, priced at the embedded table's default input
+    rate (or at ``rate_per_million`` when the caller was given one)."""
+    from cce_core.observability.pricing import builtin_table, dollars_at
+
+    ledger = sum_by_layer(e.savings for e in events if e.kind == "search")
+    table = builtin_table()
+    rate = rate_per_million if rate_per_million is not None else table.default_input_price_per_million() or 0.0
+    return SavingsReport(ledger, table.id, rate, dollars_at(ledger["total"]["saved_tokens"], rate))
+
+
+def _sorted_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    return value
+
+
+def savings_json(report: SavingsReport, source: str) -> dict[str, Any]:
+    """The ``cce savings --json`` body for ``report`` read from ``source`` (keys sorted at every level)."""
+    return _sorted_keys({"savings_by_layer": report.ledger, "pricing_id": report.pricing_id,
+                         "estimated_dollars_saved": f"{report.dollars_saved:.2f}", "source": source})

@@ -230,9 +230,12 @@ def short_tokens(n: int) -> str:
 
 
 def _percent(ratio: float) -> int:
-    scaled = round_half_away(ratio * 100.0)
+    """A ratio as a whole percent, saturating at the 64-bit bounds (infinity included) and 0 for NaN."""
+    scaled = ratio * 100.0
     if math.isnan(scaled):
         return 0
+    if math.isfinite(scaled):
+        scaled = round_half_away(scaled)
     return int(max(min(scaled, _I64_MAX), -_I64_MAX - 1))
 
 

@@ -20,8 +20,9 @@ def dashboard(
     store: Annotated[Path | None, typer.Option(help="Store file; the log is metrics.jsonl beside it.")] = None,
     metrics: Annotated[Path | None, typer.Option(help="Metrics log to read (overrides --store and --dir).")] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0 = any free port).")] = 8787,
-    price: Annotated[float, typer.Option(min=0.0, help="Dollars per million tokens, for the $ saved estimate.")]
-    = 3.00,
+    price: Annotated[float | None, typer.Option(min=0.0, help="Dollars per million tokens for the $ saved "
+                                                              "estimate (default: the embedded price table's rate, "
+                                                              "as cce savings uses).")] = None,
     no_open: Annotated[bool, typer.Option("--no-open", help="Accepted for compatibility; no browser is ever "
                                                             "opened.")] = False,
     workspace: Annotated[bool, typer.Option("--workspace", help="Roll up every member of the workspace at DIR "
@@ -30,22 +31,25 @@ def dashboard(
     """Serve a read-only metrics dashboard on http://127.0.0.1:PORT/ until Ctrl-C."""
     import math
 
+    from cce_core.cli.shared import chosen_dir
     from cce_core.foundation.errors import CceError
     from cce_core.observability.dashboard_server import DashboardApp, WorkspaceDashboardApp, make_server
     from cce_core.observability.metrics import resolve_metrics_path
 
-    if not math.isfinite(price):
+    if price is not None and not math.isfinite(price):
         # inf or nan would turn every dollar figure into a non-JSON token the page cannot read.
         raise CceError(f"invalid --price value {price} — use a finite number of dollars per million tokens")
 
     if workspace:
         from cce_core.observability.workspace_usage import workspace_logs
 
-        logs = workspace_logs(directory if directory is not None else dir_ if dir_ is not None else Path("."))
+        logs = workspace_logs(chosen_dir(dir_, directory) or Path("."))  # DIR wins here, as it always did
         app: DashboardApp = WorkspaceDashboardApp(logs, price)
         title, detail = "cce workspace dashboard", f"members : {len(logs.members)}"
     else:
-        metrics_path = resolve_metrics_path(metrics, store, dir_ if dir_ is not None else directory)
+        # The directory is checked only when the log is read from it.
+        project = chosen_dir(directory, dir_) if metrics is None and store is None else dir_ or directory
+        metrics_path = resolve_metrics_path(metrics, store, project)
         app = DashboardApp(metrics_path, price)
         title, detail = "cce dashboard", f"metrics log : {metrics_path}"
     try:

@@ -7,11 +7,14 @@ embedded offline price table (:mod:`cce_core.observability.pricing`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cce_core.cli.commands import write_utf8
+
+if TYPE_CHECKING:
+    from cce_core.observability.savings import SavingsReport
 
 _ROW = "  {:<26}{:>14}{:>18}"
 
@@ -76,21 +79,16 @@ def render_text(ledger: dict[str, Any], source: str, table_id: str, dollars: flo
     return "\n".join(lines) + "\n"
 
 
-def _sorted_keys(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted_keys(value[k]) for k in sorted(value)}
-    return value
-
-
-def render_json(ledger: dict[str, Any], source: str, table_id: str, dollars: float) -> str:
+def render_json(report: SavingsReport, source: str) -> str:
+    from cce_core.observability.savings import savings_json
     from cce_core.observability.usage import dumps_pretty
 
-    body = {"savings_by_layer": ledger, "pricing_id": table_id, "estimated_dollars_saved": f"{dollars:.2f}",
-            "source": source}
-    return dumps_pretty(_sorted_keys(body)) + "\n"
+    return dumps_pretty(savings_json(report, source)) + "\n"
 
 
 def savings(
+    directory: Annotated[str | None, typer.Argument(metavar="[DIR]", help="Project directory (same as --dir).")]
+    = None,
     dir_: Annotated[str | None, typer.Option("--dir", help="Project directory (default: .).")] = None,
     store: Annotated[str | None, typer.Option(help="Read the metrics log next to this store file.")] = None,
     metrics: Annotated[str | None, typer.Option(help="Read this metrics.jsonl (overrides --store/--dir).")] = None,
@@ -99,15 +97,18 @@ def savings(
     """Print the seven-layer savings ledger, its totals and an offline $ estimate (vs full-file baseline)."""
     from pathlib import Path
 
+    from cce_core.cli.shared import require_dir
     from cce_core.observability.metrics import read_log
-    from cce_core.observability.pricing import builtin_table
-    from cce_core.observability.savings import sum_by_layer
+    from cce_core.observability.savings import savings_report
 
+    dir_ = dir_ if dir_ is not None else directory
+    if dir_ is not None and metrics is None and store is None:
+        require_dir(Path(dir_))  # the log is read from DIR/.cce: a typo is named, not read as an empty log
     source = metrics_source(metrics, store, dir_)
-    log = read_log(Path(source))
-    ledger = sum_by_layer(e.savings for e in log.events if e.kind == "search")
-    table = builtin_table()
-    dollars = table.dollars_saved(ledger["total"]["saved_tokens"])
-    render = render_json if as_json else render_text
-    text = render(ledger, source, table.id, dollars)
+    # The one computation the dashboard's headline and layer panel call too.
+    report = savings_report(read_log(Path(source)).events)
+    if as_json:
+        text = render_json(report, source)
+    else:
+        text = render_text(report.ledger, source, report.pricing_id, report.dollars_saved)
     write_utf8(text)
