@@ -127,8 +127,9 @@ def hermetic_env(tmp_path: Path) -> dict[str, str]:
                          encoding="utf-8")
     keep = {k: v for k, v in os.environ.items()
             if not k.startswith(("CCE_", "GIT_")) or k in ("CCE_CACHE_DIR", "CCE_RANKING_PROFILE")}
+    # CCE_MCP_COMMAND: `cce init` writes plain `cce` (the family's bytes) wherever the cce under test is installed.
     return {**keep, "CCE_HOME": str(tmp_path / "ccehome"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
-            "GIT_CONFIG_NOSYSTEM": "1"}
+            "GIT_CONFIG_NOSYSTEM": "1", "CCE_MCP_COMMAND": "cce"}
 
 
 def git(env: dict[str, str], cwd: Path, *args: str) -> str:

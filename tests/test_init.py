@@ -58,8 +58,12 @@ def tiny_repo(root: Path) -> Path:
     return root
 
 
-def init_ok(*args: str | Path, cwd: Path | None = None) -> str:
-    done = run_cce("init", *args, cwd=cwd)
+# As if `cce` were on the agent's PATH: the family's bytes. The tests that choose the command unset it.
+ON_PATH = {"CCE_MCP_COMMAND": "cce"}
+
+
+def init_ok(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    done = run_cce("init", *args, cwd=cwd, env=ON_PATH if env is None else env)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -127,17 +131,136 @@ def test_rerun_leaves_every_written_file_byte_identical(tmp_path):
     assert {name: (root / name).stat().st_mtime_ns for name in first} == mtimes
 
 
-def test_existing_mcp_json_keeps_other_servers(tmp_path):
+def test_existing_mcp_json_keeps_other_servers_and_its_own_layout(tmp_path):
     root = tiny_repo(tmp_path / "proj")
     (root / ".mcp.json").write_text(
         '{"zeta": true, "mcpServers": {"other": {"command": "foo", "args": ["--flag", "é"]},'
         ' "cce": {"command": "old"}}}', encoding="utf-8")
     init_ok(root)
+    # Only the cce entry changed, written the way the file writes its others; no key moved, no newline added.
     assert read(root / ".mcp.json") == (
-        '{\n  "mcpServers": {\n    "cce": {\n      "args": [\n        "mcp",\n        "--dir",\n        "."\n'
-        '      ],\n      "command": "cce"\n    },\n    "other": {\n      "args": [\n        "--flag",\n'
-        '        "é"\n      ],\n      "command": "foo"\n    }\n  },\n  "zeta": true\n}\n'
+        '{"zeta": true, "mcpServers": {"other": {"command": "foo", "args": ["--flag", "é"]},'
+        ' "cce": {"command": "cce", "args": ["mcp", "--dir", "."]}}}'
     )
+
+
+ZOD_MCP_JSON = """{
+  "mcpServers": {
+    "chrome-devtools": {
+      "command": "npx",
+      "args": ["-y", "chrome-devtools-mcp@latest"]
+    }
+  }
+}
+"""
+
+
+def test_zods_mcp_json_gains_one_entry_in_its_own_style(tmp_path):
+    root = tiny_repo(tmp_path / "proj")
+    (root / ".mcp.json").write_text(ZOD_MCP_JSON, encoding="utf-8")
+    init_ok(root)
+    assert read(root / ".mcp.json") == ZOD_MCP_JSON.replace(
+        '"chrome-devtools-mcp@latest"]\n    }\n',
+        '"chrome-devtools-mcp@latest"]\n    },\n    "cce": {\n      "command": "cce",\n'
+        '      "args": ["mcp", "--dir", "."]\n    }\n')
+    before = written(root)
+    init_ok(root)
+    assert written(root) == before
+
+
+@pytest.mark.parametrize(("existing", "expected"), [
+    # Four-space indent and CRLF line ends, no mcpServers yet: one member appended to the top level.
+    ('{\r\n    "other": 1\r\n}\r\n',
+     '{\r\n    "other": 1,\r\n    "mcpServers": {\r\n        "cce": {\r\n            "command": "cce",\r\n'
+     '            "args": ["mcp", "--dir", "."]\r\n        }\r\n    }\r\n}\r\n'),
+    # The family's own layout with an outdated command: only the value changes, in that layout.
+    (MCP_JSON.replace('"command": "cce"', '"command": "/old/venv/bin/cce"'), MCP_JSON),
+    # "mcpServers": null counts as no servers.
+    ('{\n  "mcpServers": null\n}\n',
+     '{\n  "mcpServers": {\n    "cce": {\n      "command": "cce",\n      "args": ["mcp", "--dir", "."]\n'
+     '    }\n  }\n}\n'),
+    # An empty server table, and tab indentation.
+    ('{\n\t"mcpServers": {}\n}\n',
+     '{\n\t"mcpServers": {\n\t\t"cce": {\n\t\t\t"command": "cce",\n\t\t\t"args": ["mcp", "--dir", "."]\n'
+     '\t\t}\n\t}\n}\n'),
+    # Servers written one per line keep being written so; minified files stay minified.
+    ('{\n  "mcpServers": {\n    "gh": {"command": "gh-mcp", "args": []}\n  }\n}\n',
+     '{\n  "mcpServers": {\n    "gh": {"command": "gh-mcp", "args": []},\n'
+     '    "cce": {"command": "cce", "args": ["mcp", "--dir", "."]}\n  }\n}\n'),
+    ('{"mcpServers":{"gh":{"args":[],"command":"gh-mcp"}}}',
+     '{"mcpServers":{"gh":{"args":[],"command":"gh-mcp"},"cce":{"args":["mcp","--dir","."],"command":"cce"}}}'),
+    # Nothing to keep: the family's bytes.
+    ("{}", MCP_JSON),
+])
+def test_the_merge_changes_only_the_cce_entry(existing, expected):
+    from cce_core.agents.init_files import merge_mcp_json
+
+    merged = merge_mcp_json(existing, workspace=False)
+    assert merged == expected
+    assert json.loads(merged)["mcpServers"]["cce"] == {"command": "cce", "args": ["mcp", "--dir", "."]}
+    assert merge_mcp_json(merged, workspace=False) == merged  # a second run changes nothing
+
+
+def _agent_env(path_dirs: list[Path], **extra: str) -> dict[str, str]:
+    """An environment whose PATH is ``path_dirs`` plus the system's, with no override and no virtualenv."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CCE_MCP_COMMAND", "VIRTUAL_ENV", "PATH")}
+    return {**env, "PATH": os.pathsep.join([*map(str, path_dirs), "/usr/bin", "/bin"]), **extra}
+
+
+def test_a_cce_in_a_virtualenv_is_registered_by_its_absolute_path(tmp_path):
+    from conftest import cce_executable
+
+    venv_bin = Path(cce_executable()).parent
+    if not (venv_bin.parent / "pyvenv.cfg").is_file():
+        pytest.skip(f"the cce under test is not in a virtualenv ({venv_bin})")
+    root = tiny_repo(tmp_path / "proj")
+    env = _agent_env([venv_bin], VIRTUAL_ENV=str(venv_bin.parent))  # activated, as in the shell init runs in
+    done = run_cce("init", root, env={k: v for k, v in env.items()})
+    assert done.returncode == 0, done.stderr
+    server = json.loads(read(root / ".mcp.json"))["mcpServers"]["cce"]
+    assert server == {"args": ["mcp", "--dir", "."], "command": cce_executable()}
+    assert read(root / ".mcp.json") == MCP_JSON.replace('"command": "cce"', f'"command": "{cce_executable()}"')
+    notes = [line for line in done.stderr.splitlines() if line]
+    assert len(notes) == 1 and notes[0].startswith(f"note: .mcp.json starts the server as {cce_executable()}: ")
+    # The agent starts it with a PATH that has never seen the virtualenv: it answers.
+    bare = _agent_env([])
+    text = search_through_registered_server(root, "hash password", env=bare, use_registered_command=True)
+    assert "auth.py:1-2" in text, text
+
+
+def test_a_cce_on_the_agents_path_is_registered_as_plain_cce(tmp_path):
+    from conftest import cce_executable
+
+    on_path = tmp_path / "bin"
+    on_path.mkdir()
+    (on_path / "cce").symlink_to(cce_executable())  # installed as pipx does: a link in a bin on the PATH
+    root = tiny_repo(tmp_path / "proj")
+    import subprocess
+
+    done = subprocess.run([str(on_path / "cce"), "init", str(root)], env=_agent_env([on_path]), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert read(root / ".mcp.json") == MCP_JSON
+
+
+def test_the_command_can_be_chosen(tmp_path):
+    root = tiny_repo(tmp_path / "proj")
+    init_ok(root, env={"CCE_MCP_COMMAND": "/opt/tools/cce-wrapper"})
+    assert json.loads(read(root / ".mcp.json"))["mcpServers"]["cce"]["command"] == "/opt/tools/cce-wrapper"
+
+
+def test_the_server_command_rule():
+    from cce_core.agents.server_command import agent_search_path, choose_server_command
+
+    venv = "/home/u/proj/.venv"
+    environ = {"PATH": f"{venv}/bin:/usr/local/bin:/usr/bin", "VIRTUAL_ENV": venv}
+    assert agent_search_path(environ) == "/usr/local/bin:/usr/bin"
+    assert choose_server_command({"CCE_MCP_COMMAND": " cce "}, "/x/cce").command == "cce"
+    assert choose_server_command({}, None).command == "cce"  # nothing known about the running executable
+    chosen = choose_server_command({"PATH": "/nonexistent-bin"}, "/somewhere/else/cce")
+    assert chosen.command == "/somewhere/else/cce"
+    assert chosen.note is not None and "finds none" in chosen.note
 
 
 @pytest.mark.parametrize("content", ["", "  \n"])
@@ -358,8 +481,13 @@ def test_new_files_get_ordinary_permissions(tmp_path):
     assert (root / "CLAUDE.md").stat().st_mode & 0o777 == 0o640
 
 
-def search_through_registered_server(root: Path, query: str) -> str:
-    """Start the server ``.mcp.json`` registers, in ``root``, and return the text of one context_search."""
+def search_through_registered_server(root: Path, query: str, env: dict[str, str] | None = None,
+                                     use_registered_command: bool = False) -> str:
+    """Start the server ``.mcp.json`` registers, in ``root``, and return the text of one context_search.
+
+    Plain ``cce`` is started as the cce under test; an absolute command (or any, with
+    ``use_registered_command``) exactly as registered, the way the agent would.
+    """
     import subprocess
     import threading
 
@@ -368,7 +496,7 @@ def search_through_registered_server(root: Path, query: str) -> str:
     if run_cce("mcp", "--help").returncode != 0:
         pytest.skip("this cce has no `mcp` command yet")
     server = json.loads(read(root / ".mcp.json"))["mcpServers"]["cce"]
-    assert server["command"] == "cce"
+    command = server["command"] if use_registered_command or server["command"] != "cce" else cce_executable()
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
@@ -376,9 +504,9 @@ def search_through_registered_server(root: Path, query: str) -> str:
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "context_search", "arguments": {"query": query}}},
     ]
-    env = {k: v for k, v in os.environ.items() if k != "CCE_DEBUG"}
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "CCE_DEBUG"}
     # Read the reply to the call, then stop the server: how it ends is the server tests' business.
-    proc = subprocess.Popen([cce_executable(), *server["args"]], cwd=root, env=env, text=True,
+    proc = subprocess.Popen([command, *server["args"]], cwd=root, env=env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     watchdog = threading.Timer(120, proc.kill)  # a hung server ends the read below instead of the suite
     watchdog.start()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cce_core.agents.server_command import ServerCommand, choose_server_command, running_cce
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
 
@@ -138,22 +139,26 @@ def merge_claude_md(existing: str | None, block: str, source: str = "CLAUDE.md")
     return f"{prefix}\n{block}"
 
 
-def server_entry(workspace: bool) -> dict[str, Any]:
+def server_entry(workspace: bool, command: str = "cce") -> dict[str, Any]:
     args = ["mcp", "--workspace"] if workspace else ["mcp", "--dir", "."]
-    return {"command": "cce", "args": args}
+    return {"command": command, "args": args}
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def merge_mcp_json(existing: str | None, workspace: bool, source: str = ".mcp.json") -> str:
-    """``existing`` with ``mcpServers.cce`` set, other servers kept; sorted, 2-space indented, newline-ended.
+def merge_mcp_json(existing: str | None, workspace: bool, source: str = ".mcp.json", command: str = "cce") -> str:
+    """``existing`` with ``mcpServers.cce`` set to run ``command``, everything else kept byte for byte.
 
-    An empty (or blank) file counts as ``{}``. Text that is not JSON, a top
-    level that is not an object, or a ``mcpServers`` that is not an object is
-    refused with a :class:`CceError` naming ``source``: rewriting it would drop
-    the user's other servers.
+    A new (or blank) file is written as the other engines write it: sorted
+    keys, 2-space indent, a final newline. In an existing file only the ``cce``
+    entry changes (added last, or replaced where it is), laid out in the
+    file's own style; an entry that already says the same is left alone.
+    Text that is not JSON, a top level that is not an object, or a
+    ``mcpServers`` that is not an object is refused with a
+    :class:`CceError` naming ``source``: rewriting it would drop the user's
+    other servers.
     """
     root: Any = {}
     refuse = "refusing to rewrite it because that could drop your other MCP servers; fix it and re-run `cce init`"
@@ -171,9 +176,46 @@ def merge_mcp_json(existing: str | None, workspace: bool, source: str = ".mcp.js
         servers = {}
     if not isinstance(servers, dict):
         raise CceError(f'"mcpServers" in {source} is not a JSON object — {refuse}')
-    servers["cce"] = server_entry(workspace)
-    root["mcpServers"] = servers
-    return json.dumps(root, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    entry = server_entry(workspace, command)
+    if existing is None or not root:
+        servers["cce"] = entry
+        root["mcpServers"] = servers
+        return json.dumps(root, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if servers.get("cce") == entry:
+        return existing
+    return _splice_server(existing, servers, entry)
+
+
+def _splice_server(text: str, servers: dict[str, Any], entry: dict[str, Any]) -> str:
+    """``text`` with ``mcpServers.cce`` set to ``entry``, in the file's style (see :mod:`json_splice`)."""
+    from cce_core.foundation.json_splice import Style, object_span, root_span, set_member
+
+    style = Style.of(text)
+    root = root_span(text)
+    holder = root.last("mcpServers")
+    if holder is None or text[holder.value_start] != "{":  # absent, or null
+        return set_member(text, root, "mcpServers", {"cce": _ordered_like(entry, servers)}, style)
+    span = object_span(text, holder.value_start)
+    multiline = None
+    if not span.members:  # "{}" has no layout of its own: the file's
+        multiline = "\n" in text[root.start:root.end]
+    elif span.last("cce") is None:
+        # Laid out like the servers already there (one line each, or spread out).
+        siblings = [m for m in span.members if text[m.value_start] == "{"]
+        if siblings:
+            multiline = "\n" in text[siblings[0].value_start:siblings[0].value_end]
+    return set_member(text, span, "cce", _ordered_like(entry, servers), style, multiline=multiline)
+
+
+def _ordered_like(entry: dict[str, Any], servers: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with its keys in the order the file uses: the old ``cce`` entry's, else another server's."""
+    order: list[str] = []
+    for model in [servers.get("cce"), *servers.values()]:
+        if isinstance(model, dict) and {"command", "args"} <= set(model):
+            order = [k for k in model if k in entry]
+            break
+    keys = order or ["command", "args"]
+    return {k: entry[k] for k in keys}
 
 
 def merge_gitignore(existing: str) -> str | None:
@@ -253,16 +295,16 @@ def check_request(directory: str, agent: str) -> None:
         raise CceError(f"not a directory: {directory}")
 
 
-def write_agent_files(directory: str, workspace: bool) -> tuple[str, str, str | None]:
+def write_agent_files(directory: str, workspace: bool, command: str = "cce") -> tuple[str, str, str | None]:
     """Merge ``.mcp.json``, ``CLAUDE.md`` and (in a git checkout) ``.gitignore``; their display paths."""
-    writes = plan_agent_files(directory, workspace)
+    writes = plan_agent_files(directory, workspace, command)
     for path, text in writes:
         _write_text(path, text)
     gitignore = _display(directory, ".gitignore") if os.path.lexists(Path(directory) / ".git") else None
     return _display(directory, ".mcp.json"), _display(directory, "CLAUDE.md"), gitignore
 
 
-def plan_agent_files(directory: str, workspace: bool) -> list[tuple[Path, str]]:
+def plan_agent_files(directory: str, workspace: bool, command: str = "cce") -> list[tuple[Path, str]]:
     """Every (path, merged text) ``write_agent_files`` would write, computed before any is written.
 
     Raises :class:`CceError` when a user file cannot be read or merged safely,
@@ -273,7 +315,7 @@ def plan_agent_files(directory: str, workspace: bool) -> list[tuple[Path, str]]:
 
     root = Path(directory)
     mcp_path = root / ".mcp.json"
-    writes = [(mcp_path, merge_mcp_json(_read_text(mcp_path), workspace, str(mcp_path)))]
+    writes = [(mcp_path, merge_mcp_json(_read_text(mcp_path), workspace, str(mcp_path), command))]
     level = load_config(root).output_level
     claude_path = root / "CLAUDE.md"
     writes.append((claude_path, merge_claude_md(_read_text(claude_path), claude_block(output_block(level)),
@@ -288,14 +330,15 @@ def plan_agent_files(directory: str, workspace: bool) -> list[tuple[Path, str]]:
 
 def init_project(directory: str, agent: str, build_local: IndexBuilder,
                  build_workspace: IndexBuilder | None = None, *, remote: str | None = None,
-                 force: bool = False) -> InitResult:
+                 force: bool = False, server: ServerCommand | None = None) -> InitResult:
     """Index ``directory`` (or pull its index) and wire it up for ``agent``; see :meth:`InitResult.report`.
 
     ``build_workspace`` indexes every member of a workspace; without one, a
     workspace cannot be initialised. ``remote`` configures that sync remote and
     pulls from it (failure is fatal); without it, a remote already configured
     is tried first and a local build follows if it fails. ``force`` lets the
-    pull replace a store pulled at another sha.
+    pull replace a store pulled at another sha. ``server`` is the command
+    ``.mcp.json`` runs (default: chosen for this process, see :mod:`.server_command`).
     """
     check_request(directory, agent)
     workspace = is_workspace(directory)
@@ -303,8 +346,10 @@ def init_project(directory: str, agent: str, build_local: IndexBuilder,
         raise CceError(f"{_display(directory, WORKSPACE_MANIFEST)} makes this a workspace, but this cce has "
                        "no workspace support (cce_core.workspace is missing) — remove the manifest to set up "
                        "a single project")
+    if server is None:
+        server = choose_server_command(os.environ, running_cce())
     warnings: list[str] = []
-    plan_agent_files(directory, workspace)  # a file init would refuse to merge stops it before any work
+    plan_agent_files(directory, workspace, server.command)  # a file init would refuse to merge stops it first
     index_line = _index_from_sync(Path(directory), remote, force, workspace, warnings)
     if index_line is None and workspace:
         assert build_workspace is not None
@@ -315,7 +360,9 @@ def init_project(directory: str, agent: str, build_local: IndexBuilder,
         files, chunks = build_local(Path(directory))
         _forget_pull(Path(directory))
         index_line = f"index     : built {chunks} chunk(s) from {files} file(s)"
-    mcp_json, claude_md, gitignore = write_agent_files(directory, workspace)
+    mcp_json, claude_md, gitignore = write_agent_files(directory, workspace, server.command)
+    if server.note is not None:
+        warnings.append(server.note)
     return InitResult(workspace, index_line, mcp_json, claude_md, gitignore, warnings)
 
 

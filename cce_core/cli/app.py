@@ -62,6 +62,15 @@ def _app_for(args: list[str]) -> typer.Typer:
     return app
 
 
+def build_command(args: list[str]) -> click.Group:
+    """The click command tree for ``args``: the commands it needs, with their help text polished."""
+    from cce_core.cli.usage_text import polish
+
+    command = typer.main.get_command(_app_for(args))
+    polish(command)
+    return command  # type: ignore[return-value]  # the root app has a callback, so it is a group
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args in (["--version"], ["-V"]):  # fast path: no plugin discovery, no typer
@@ -72,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     # One query is one matrix-vector product: OpenBLAS's thread pool only costs
     # start-up time here (about 50 ms). A value the user set is left alone.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    command = typer.main.get_command(_app_for(args))
+    command = build_command(args)
     try:
         command.main(args=args, prog_name="cce", standalone_mode=False)
     except (CceError, EmbedderError) as exc:
@@ -80,7 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:  # usage errors: bad option, missing argument, bad value
-        _fail(exc.format_message(), exc.exit_code)
+        from cce_core.cli.usage_text import usage_error_text
+
+        _fail(usage_error_text(exc), exc.exit_code)
     except (click.Abort, KeyboardInterrupt):
         _fail("interrupted", 130)
     except BrokenPipeError:

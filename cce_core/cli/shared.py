@@ -43,11 +43,24 @@ def require_dir(path: Path) -> Path:
     return path
 
 
+def chosen_dir(directory: Path | None, dir_: Path | None) -> Path | None:
+    """The project directory given as the DIR argument or ``--dir`` (``--dir`` wins), checked to exist.
+
+    None when neither was given (the caller's default, usually ``.``). A path
+    that is not a directory is refused here, so no command goes on to say
+    "no index at /typo/.cce/index.cce" or, worse, creates ``/typo/.cce``.
+    """
+    picked = dir_ if dir_ is not None else directory
+    return require_dir(picked) if picked is not None else None
+
+
 def store_for_read(store: Path | None, dir_: Path | None) -> Path:
-    """``--store`` when given, else the store of ``--dir`` (default: the current directory)."""
+    """``--store`` when given, else the store of ``--dir`` (default: the current directory, checked to exist)."""
     from cce_core.indexing.store import default_store_path
 
-    return store if store is not None else default_store_path(dir_ if dir_ is not None else Path("."))
+    if store is not None:
+        return store
+    return default_store_path(require_dir(dir_) if dir_ is not None else Path("."))
 
 
 def open_searcher(store_path: Path, ranking: str | None = None) -> Searcher:

@@ -22,11 +22,14 @@ def feedback(
     metrics: Annotated[Path | None, typer.Option(help="Metrics log to write (overrides --store/--dir).")] = None,
 ) -> None:
     """Record whether the search QUERY_ID was helpful, in the metrics log."""
+    from cce_core.cli.shared import require_dir
     from cce_core.foundation.errors import CceError
     from cce_core.observability.metrics import MetricsWriter, read_log, resolve_metrics_path
 
     if helpful == not_helpful:
         raise CceError("provide exactly one of --helpful or --not-helpful")
+    if dir_ is not None and metrics is None and store is None:
+        require_dir(dir_)  # the log is written under DIR/.cce: never create a mistyped directory
     path = resolve_metrics_path(metrics, store, dir_)
     if not any(ev.kind == "search" and ev.id == query_id for ev in read_log(path).events):
         typer.echo(f"warning: no search event with id {query_id} in {path}; recording anyway", err=True)

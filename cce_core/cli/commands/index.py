@@ -1,4 +1,4 @@
-"""``cce index DIR`` (``--workspace``, ``--watch``): build or refresh the store and report what was indexed."""
+"""``cce index DIR`` (``--workspace``, ``--watch``, ``--rebuild``): build or refresh the store, report what went in."""
 
 from __future__ import annotations
 
@@ -54,6 +54,11 @@ def index(
                                              "re-indexes superseded (a later run does it on its own past a "
                                              "threshold).")
     ] = False,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Build the store from scratch, reusing nothing from the old one (after "
+                                             "editing a pack, say); the old store keeps answering until the new "
+                                             "one replaces it.")
+    ] = False,
 ) -> None:
     """Walk DIRECTORY, chunk every file, embed the chunks and save the index."""
     from cce_core.cli.index_runs import index_one, redaction_line
@@ -65,12 +70,14 @@ def index(
         raise CceError("--watch takes one directory to index; it does not go with --plan or --workspace")
     if compact and (plan or workspace):
         raise CceError("--compact takes one directory's store; it does not go with --plan or --workspace")
+    if rebuild and plan:
+        raise CceError("--rebuild writes a store; it does not go with --plan")
     if plan:
         _plan(directory, store, embedder, allow_secrets, workspace, as_json)
         return
     if workspace:
         _index_workspace(directory if directory is not None else Path("."), embedder, allow_secrets, no_metrics,
-                         allow_outside_root)
+                         allow_outside_root, reuse=not rebuild)
         return
     if directory is None:
         raise CceError("index requires a directory (or pass --workspace)")
@@ -86,8 +93,9 @@ def index(
     store_path = store if store is not None else default_store_path(directory)
     watcher = _start_watcher(directory, store_path, host, emb, not allow_secrets) if watch else None
     try:
+        # A rebuild writes fresh segments beside the old ones and switches the manifest in one rename.
         _data, stats = index_one(directory, store_path, host, emb, protect_secrets=not allow_secrets,
-                                 log_metrics=not no_metrics, compact=compact)
+                                 log_metrics=not no_metrics, compact=compact, reuse=not rebuild)
     except BaseException:
         if watcher is not None:
             watcher.close()
@@ -177,7 +185,7 @@ def _plan(directory: Path | None, store: Path | None, embedder: str, allow_secre
 
 
 def _index_workspace(root: Path, embedder: str, allow_secrets: bool, no_metrics: bool,
-                     allow_outside_root: bool = False) -> None:
+                     allow_outside_root: bool = False, *, reuse: bool = True) -> None:
     """Index each member exactly as ``cce index MEMBER`` would, then write the member graph."""
     from cce_core.cli.index_runs import MemberRun, check_member_dirs, index_workspace
     from cce_core.workspace.manifest import graph_path, load_manifest
@@ -201,7 +209,7 @@ def _index_workspace(root: Path, embedder: str, allow_secrets: bool, no_metrics:
 
     _manifest, graph, runs = index_workspace(root, host, emb, protect_secrets=not allow_secrets,
                                              log_metrics=not no_metrics, on_member=report,
-                                             allow_outside_root=opt_in)
+                                             allow_outside_root=opt_in, reuse=reuse)
     total_files = sum(r.stats.files_indexed for r in runs)
     total_chunks = sum(r.stats.total_chunks for r in runs)
     typer.echo(f"workspace totals: files {total_files} · chunks {total_chunks}")

@@ -1,4 +1,4 @@
-"""``cce mcp [--dir D] [--store P] [--workspace] [--watch]``: serve the project's index to an agent over MCP."""
+"""``cce mcp [DIR | --dir D] [--store P] [--workspace] [--watch]``: serve the project's index to an agent over MCP."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ def register(app: Any) -> None:
 
 
 def mcp(
+    directory: Annotated[Path | None, typer.Argument(help="Project directory to serve (same as --dir).")] = None,
     dir_: Annotated[Path | None, typer.Option("--dir", help="Project directory to serve (default: .).")] = None,
     store: Annotated[Path | None, typer.Option(help="Store file (default: DIR/.cce/index.cce).")] = None,
     workspace: Annotated[
@@ -41,11 +42,10 @@ def mcp(
     import sys
 
     from cce_core.agents.mcp_server import McpSession, serve_stdio
+    from cce_core.cli.shared import chosen_dir
     from cce_core.foundation.errors import CceError
 
-    root = dir_ if dir_ is not None else Path(".")
-    if not root.is_dir():
-        raise CceError(f"no such directory: {root}")
+    root = chosen_dir(directory, dir_) or Path(".")
     if watch and workspace:
         raise CceError("--watch serves one project directory; it does not go with --workspace")
     session = McpSession(root, None if workspace else store, workspace=workspace, ranking=ranking)

@@ -43,6 +43,7 @@ def register(app: Any) -> None:
         """Summarise the metrics log: agent vs human searches, tokens saved, quality, recent queries."""
         import time
 
+        from cce_core.cli.shared import chosen_dir
         from cce_core.observability.metrics import read_log, resolve_metrics_path
         from cce_core.observability.usage import parse_since, parse_source, render, render_workspace
 
@@ -52,9 +53,11 @@ def register(app: Any) -> None:
         if workspace:
             from cce_core.observability.workspace_usage import workspace_logs
 
-            logs = workspace_logs(directory if directory is not None else dir_ if dir_ is not None else Path("."))
+            logs = workspace_logs(chosen_dir(dir_, directory) or Path("."))  # DIR wins here, as it always did
             text = render_workspace(logs, now_secs, cut, source_filter, as_json=as_json)
         else:
-            log = read_log(resolve_metrics_path(metrics, store, dir_ if dir_ is not None else directory))
+            # The directory is checked only when the log is read from it.
+            project = chosen_dir(directory, dir_) if metrics is None and store is None else dir_ or directory
+            log = read_log(resolve_metrics_path(metrics, store, project))
             text = render(log.events, now_secs, cut, source_filter, as_json=as_json)
         write_utf8(text)
