@@ -3,10 +3,13 @@
 Everything a plugin needs from the engine is importable from here, and nothing
 else in ``cce_core`` is a promise: internal modules move between releases,
 this module's names do not. While cce-core is 0.x, a release that changes or
-removes a name below raises the minor version (0.2 → 0.3), so a plugin that
-declares ``cce-core>=0.2,<0.3`` keeps working for every release it accepts.
-Adding a name is not a breaking change. :data:`API_VERSION` says which series
-this is.
+removes a name below raises the minor version (0.2 → 0.3); adding a name is
+not a breaking change. :data:`API_VERSION` says which series this is, and
+:data:`__since__` the cce-core release that first offered each name. A plugin
+declares a floor no older than the newest ``since`` of the names it imports
+and a ceiling at the next minor version — the repository's plugins and ``cce
+packs new`` all say ``cce-core>=0.2.1,<0.3`` — and keeps working for every
+release that range accepts.
 
 The names, by what they are for (the hooks themselves are documented in
 :mod:`cce_core.hookspecs`, the contract):
@@ -17,7 +20,8 @@ The names, by what they are for (the hooks themselves are documented in
   ``imports_from_nodes``);
 * compact rendering — :func:`structural_renderer` (a ready
   ``cce_render_compact`` implementation for a pack), :func:`render_definition`
-  (the neutral rule, to call from your own renderer), :class:`CompactChunk`;
+  (the neutral rule, to call from your own renderer), :class:`CompactChunk` (what a
+  renderer is given), :class:`CompactRenderer` (the shape of a renderer);
 * embedders — :class:`Embedder` (subclass it), :class:`EmbedderError`;
 * document chunkers — :class:`DocumentChunker` (subclass it),
   :class:`DocumentSection` (what it returns), :data:`RegisterDocumentChunker`;
@@ -45,6 +49,8 @@ from typing import TYPE_CHECKING, Any
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import UNICODE_WHITESPACE, chunk_id, estimate_tokens, node_text
 from cce_core.hookspecs import (
+    CompactChunk,
+    CompactRenderer,
     DocumentChunker,
     DocumentSection,
     Embedder,
@@ -68,14 +74,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time these loa
     )
     from cce_core.authoring.validate import PackReport, PluginReport, validate_plugin
     from cce_core.indexing.chunker import imports_by_node_kind
-    from cce_core.retrieval.detail_views import CompactChunk, render_definition, structural_renderer
+    from cce_core.retrieval.detail_views import render_definition, structural_renderer
 
 API_VERSION = "0.2"
 
 # name -> module that defines it, imported on first access.
 _LAZY = {
     "imports_by_node_kind": "cce_core.indexing.chunker",
-    "CompactChunk": "cce_core.retrieval.detail_views",
     "render_definition": "cce_core.retrieval.detail_views",
     "structural_renderer": "cce_core.retrieval.detail_views",
     "PackReport": "cce_core.authoring.validate",
@@ -95,6 +100,7 @@ __all__ = [
     "UNICODE_WHITESPACE",
     "CceError",
     "CompactChunk",
+    "CompactRenderer",
     "DocumentChunker",
     "DocumentSection",
     "Embedder",
@@ -120,6 +126,43 @@ __all__ = [
     "structural_renderer",
     "validate_plugin",
 ]
+
+
+# The cce-core release that first offered each name (cce_core.api itself arrived in 0.2.0). A
+# name added now gets the version being developed; tests/test_public_api.py checks that every
+# name has one and docs/plugins.md shows them.
+__since__: dict[str, str] = {
+    "API_VERSION": "0.2.0",
+    "ODD_INPUTS": "0.2.0",
+    "UNICODE_WHITESPACE": "0.2.0",
+    "CceError": "0.2.0",
+    "CompactChunk": "0.2.0",
+    "CompactRenderer": "0.2.1",
+    "DocumentChunker": "0.2.0",
+    "DocumentSection": "0.2.0",
+    "Embedder": "0.2.0",
+    "EmbedderError": "0.2.0",
+    "LanguagePack": "0.2.0",
+    "PackExpected": "0.2.0",
+    "PackReport": "0.2.0",
+    "PluginReport": "0.2.0",
+    "RegisterDocumentChunker": "0.2.0",
+    "RegisterEmbedder": "0.2.0",
+    "RegisterPack": "0.2.0",
+    "bare_tree_imports": "0.2.0",
+    "chunk_id": "0.2.0",
+    "chunk_with": "0.2.0",
+    "estimate_tokens": "0.2.0",
+    "hookimpl": "0.2.0",
+    "imports_by_node_kind": "0.2.0",
+    "imports_with": "0.2.0",
+    "node_text": "0.2.1",
+    "pack_self_test": "0.2.0",
+    "render_definition": "0.2.0",
+    "render_with": "0.2.0",
+    "structural_renderer": "0.2.0",
+    "validate_plugin": "0.2.0",
+}
 
 
 def __getattr__(name: str) -> Any:

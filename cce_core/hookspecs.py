@@ -1,68 +1,28 @@
-"""The plugin contract: every hook, the pack and embedder types, and what the engine promises about them.
+"""The plugin contract: every hook, the types a plugin exchanges with the engine, and the call order.
 
-A *plugin* is any importable object — usually a module; an instance of a
+A *plugin* is an importable object — usually a module; an instance of a
 class works too — carrying functions decorated with ``@hookimpl`` and named
-after the hooks of :class:`CceHookSpecs`. cce finds plugins through the
-``cce`` entry-point group, which a distribution declares in its
-``pyproject.toml``::
-
-    [project.entry-points.cce]
-    lua = "cce_pack_lua"
-
-The entry-point name (``lua``) is the plugin's name; the value is the module
-(or ``module:attribute``) that carries the hooks. A process loads every
-installed entry point of the group, sorted by entry-point name, and registers
-each in that order: the *registration order* the "Order" sections below refer
-to. The list of entry points is cached between runs and refreshed whenever a
-distribution is installed or removed (``CCE_NO_PLUGIN_CACHE=1`` turns the
-cache off). An entry point that fails to import, or whose hook implementations
-pluggy rejects (a parameter the hook does not have), becomes a load failure
-naming the entry point and its distribution: ``cce packs`` warns about it, and
-the commands that index or search refuse to run with it as their error.
+after the hooks of :class:`CceHookSpecs`. Installed plugins are found through
+the ``cce`` entry-point group; the core's own plugins
+(:mod:`cce_core.default_plugins`) are registered by module path, the way llm
+and datasette register theirs. :class:`CceHookSpecs` states the one call
+order every hook follows, and each hook's docstring is its whole contract.
 
 A plugin imports from the engine only :mod:`cce_core.api`, which re-exports
-every name of this module a plugin needs; nothing else in ``cce_core`` is a
-promise. While cce-core is 0.x, a release that changes or removes a public
-name raises the minor version (0.2 → 0.3), so a plugin that declares
-``cce-core>=0.2,<0.3`` keeps working with every release it accepts;
-``cce_core.api.API_VERSION`` names the series.
+every name of this module a plugin needs.
 
-The five hooks (the docstring of each is its full contract):
-
-* :meth:`~CceHookSpecs.cce_register_packs` — declare :class:`LanguagePack`
-  objects. Collected: every implementation is called.
-* :meth:`~CceHookSpecs.cce_register_embedders` — declare :class:`Embedder`
-  factories by name. Collected.
-* :meth:`~CceHookSpecs.cce_extract_imports` — replace a pack's import
-  extraction. First result: the first non-``None`` answer wins.
-* :meth:`~CceHookSpecs.cce_render_compact` — render the ``signature`` or
-  ``compact`` view of a chunk. First result.
-* :meth:`~CceHookSpecs.cce_register_document_chunkers` — declare
-  :class:`DocumentChunker` objects, which cut documents (not code) into
-  :class:`DocumentSection` records for knowledge ingest. Collected.
-
-Hook names are checked. pluggy registers a ``@hookimpl`` function under any
-name and ignores an unmarked one, so a misspelled hook (``cce_register_pack``)
-or a forgotten decorator would leave a plugin silently doing nothing. Every
-public ``cce_*`` callable of a plugin is compared with the hooks below:
-``cce packs --validate`` (and ``cce_core.api.validate_plugin``) fails naming
-the plugin and the closest hook, ``cce packs`` lists the problem as a
-warning, and ``cce index``, ``cce search``, ``cce bench`` and ``cce
-conformance`` print one ``warning:`` line per problem on stderr.
-
-An implementation's parameters are matched to the hook's by name; it may
-take fewer than the hook offers.
-
-Nothing here imports a grammar: a pack hands over a loader that returns its
-``tree_sitter.Language`` when the engine first needs it. ``docs/plugins.md``
-says all of this for plugin authors, with examples.
+The docstrings here are the single source of the reference in
+``docs/plugins.md``: :mod:`cce_core.plugins.hook_reference` renders them
+into the marked regions of that page, and a test fails when the two drift.
+The page's own prose (discovery, the entry-point cache, validation, worked
+examples) is written there and only there. Nothing here imports a grammar.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 import pluggy
 
@@ -279,7 +239,8 @@ class Embedder:
         """
         raise NotImplementedError(f"{type(self).__name__} must implement embed_query")
 
-    def embed_tokenized(self, vocab: Sequence[bytes], flat_ids: Any, lengths: Any) -> np.ndarray | None:
+    def embed_tokenized(self, vocab: Sequence[bytes], flat_ids: np.ndarray,
+                        lengths: np.ndarray) -> np.ndarray | None:
         """Optional: vectors for texts given as the family's tokens, or ``None`` (the default) to decline.
 
         ``vocab`` is the token list, ``flat_ids`` every text's token ids one
@@ -391,6 +352,37 @@ class DocumentChunker:
         raise NotImplementedError(f"{type(self).__name__} must implement chunk_document")
 
 
+@dataclass(frozen=True, slots=True)
+class CompactChunk:
+    """A stored chunk on its way to a renderer: the ``chunk`` argument of :meth:`CceHookSpecs.cce_render_compact`.
+
+    * ``file_path`` — the path the index records for the chunk.
+    * ``content`` — the chunk's stored text: one definition, or a whole file
+      that held none.
+    * ``source`` — ``content`` as UTF-8 bytes; the ``node`` handed to the
+      hook indexes into these bytes.
+    * ``pack`` — the :class:`LanguagePack` whose grammar parsed ``source``.
+    """
+
+    file_path: str
+    content: str
+    source: bytes
+    pack: LanguagePack
+
+
+class CompactRenderer(Protocol):
+    """The shape of a ``cce_render_compact`` implementation, as ``structural_renderer`` returns one.
+
+    Called by keyword with the hook's parameters (see
+    :meth:`CceHookSpecs.cce_render_compact`); answers the view as a ``str``,
+    or ``None`` to leave the chunk to the next renderer.
+    """
+
+    def __call__(self, language: str, chunk: CompactChunk, node: Node | None, level: str) -> str | None:
+        """The ``level`` view of ``chunk``, or ``None`` to pass."""
+        ...
+
+
 # The ``register`` argument of cce_register_packs: ``register(pack)``.
 RegisterPack = Callable[[LanguagePack], None]
 # The ``register`` argument of cce_register_embedders: ``register(name, factory)``.
@@ -405,7 +397,35 @@ class CceHookSpecs:
     Every hook's docstring has the same sections: *Parameters*, *Returns*,
     *Called* (when the engine calls it), *Results* (whether every
     implementation is called or the first answer wins), *Order* and *Errors*
-    (what the engine does when an implementation raises).
+    (what the engine does when an implementation raises), then an example and
+    the cce-core release that added the hook. An implementation's parameters
+    are matched to the hook's by name, and it may take fewer than the hook
+    offers.
+
+    There are two kinds of hook. *Collected* hooks (the three
+    ``cce_register_*``) call every implementation, each with its own
+    ``register``. *First-result* hooks (``cce_extract_imports``,
+    ``cce_render_compact``) ask the implementations in turn and stop at the
+    first answer that is not ``None``.
+
+    Both kinds call their implementations in one order, pluggy's own:
+
+    * implementations marked ``@hookimpl(tryfirst=True)`` first, then
+      unmarked ones, then those marked ``@hookimpl(trylast=True)``;
+    * within each of those three groups, plugins in the host's order: the
+      core's built-in plugins (the ``hash`` embedder), then the installed
+      entry points sorted by entry-point name, then plugins handed to the
+      host directly (as ``validate_plugin`` and ``chunk_with`` do), in the
+      order given.
+
+    pluggy calls the plugin registered last first, so the host registers
+    plugins in the reverse of that order; it never reorders calls itself. A
+    marker is how a plugin claims a place whatever its name: an override
+    marks itself ``tryfirst`` to come before the pack it overrides, a pack's
+    own renderer is ``trylast``, and the built-in ``hash`` embedder registers
+    ``tryfirst`` so that no plugin can take its name. Among collected hooks
+    the order settles clashes: the first to register a name or an extension
+    keeps it.
     """
 
     @hookspec
@@ -439,25 +459,32 @@ class CceHookSpecs:
             ``register``.
 
         Order:
-            The engine calls the implementations itself, in registration
-            order (entry points in entry-point-name order), the first
-            registered first — the reverse of pluggy's own order. ``trylast``
-            implementations come before the others and ``tryfirst`` ones after
-            them. The order settles clashes: when two packs claim the same
-            name or extension, the pack registered first keeps it and the
-            other is rejected, with a problem naming both.
+            The common order (see :class:`CceHookSpecs`). It settles clashes:
+            when two packs claim the same name or extension, the pack
+            registered first keeps it — among unmarked plugins, the one whose
+            entry-point name sorts first — and the other is rejected, with a
+            problem naming both packs and distributions.
 
         Errors:
             An exception is caught and becomes a start-up problem naming the
-            plugin and its distribution ("failed while registering:
-            cce_register_packs raised <type>: <message>"); packs it
-            registered before raising stay registered. Like a plugin that
+            plugin and its distribution (``plugin "x" from distribution
+            "cce-pack-x" failed while registering: cce_register_packs raised
+            <type>: <message>``); packs it registered before raising stay
+            registered. Like a plugin that
             fails to import, it makes the commands that index refuse to run
             with that line, ``cce packs`` list it as a warning, ``cce packs
             --validate`` and ``validate_plugin`` fail. A pack rejected by layer 1 is not
             an exception: ``cce packs`` warns, ``cce packs --validate`` fails,
             and the commands that index or search refuse to run, naming the
-            pack and the fix.
+            pack and the fix. Keep the hook trivial.
+
+        Example::
+
+            @hookimpl
+            def cce_register_packs(register):
+                register(PACK)
+
+        Since: 0.1.0
         """
 
     @hookspec(firstresult=True)
@@ -498,23 +525,35 @@ class CceHookSpecs:
             captured, else ``extract_imports(root, source)``.
 
         Order:
-            pluggy's: ``tryfirst`` implementations, then plain ones, then
-            ``trylast`` ones; within each group the most recently registered
-            first. Entry points register in name order, so between two plain
-            implementations the one whose entry-point name sorts *later* is
-            asked first. An override marks itself ``@hookimpl(tryfirst=True)``
-            so the outcome does not depend on names.
+            The common order (see :class:`CceHookSpecs`): between two
+            unmarked implementations, the one whose entry-point name sorts
+            first is asked first. An override marks itself
+            ``@hookimpl(tryfirst=True)`` so the outcome does not depend on
+            names.
 
         Errors:
             An exception from an implementation is swallowed and the pack's
             own rule answers instead, as if every implementation had returned
             ``None``. An exception from the pack's own rule leaves the file
             with no imports. Either way its chunks are stored as usual,
-            indexing continues, and nothing is printed.
+            indexing continues, and nothing is printed, so test an override
+            on real files. Installing or removing any plugin makes the next
+            ``cce index`` chunk every file again (the store records every
+            plugin distribution and version).
+
+        Example::
+
+            @hookimpl(tryfirst=True)
+            def cce_extract_imports(language, root, source):
+                if language != "lua":
+                    return None  # not ours: the next implementation, or the pack, answers
+                return [...]
+
+        Since: 0.1.0
         """
 
     @hookspec(firstresult=True)
-    def cce_render_compact(self, language: str, chunk: Any, node: Node | None, level: str) -> str | None:
+    def cce_render_compact(self, language: str, chunk: CompactChunk, node: Node | None, level: str) -> str | None:
         """Render the reduced view of a stored chunk, or return ``None`` to leave it to the next renderer.
 
         Parameters:
@@ -522,11 +561,10 @@ class CceHookSpecs:
                 (by its extension) in the serving process. Every
                 implementation is asked about every language: return ``None``
                 for the ones that are not yours.
-            chunk: a ``cce_core.api.CompactChunk``: ``file_path`` (the path
-                the index records), ``content`` (the chunk's stored text: one
-                definition, or a whole file that held none), ``source``
-                (``content`` as UTF-8 bytes, which ``node`` indexes) and
-                ``pack`` (the :class:`LanguagePack` whose grammar parsed it).
+            chunk: a :class:`CompactChunk`: ``file_path``, ``content``,
+                ``source`` (``content`` as UTF-8 bytes, which ``node``
+                indexes) and ``pack`` (the :class:`LanguagePack` whose grammar
+                parsed it).
             node: the *definition*: ``content`` is re-parsed on its own with
                 the pack's grammar, and this is the first named node in
                 pre-order whose kind is in the pack's ``function_types`` or
@@ -558,10 +596,11 @@ class CceHookSpecs:
             non-blank line, plus ``… (+N lines)`` at ``compact``).
 
         Order:
-            pluggy's, as for :meth:`cce_extract_imports`. A pack's own
+            The common order (see :class:`CceHookSpecs`). A pack's own
             renderer made with ``structural_renderer`` is marked ``trylast``,
             so every override is asked before it whatever the entry-point
-            names; a pack that writes its own renderer should mark it
+            names; a pack that writes its own renderer (a
+            :class:`CompactRenderer`) should mark it
             ``@hookimpl(trylast=True)`` too, and an override
             ``@hookimpl(tryfirst=True)`` to come before other overrides.
 
@@ -570,6 +609,16 @@ class CceHookSpecs:
             the neutral rule applies (``render_definition`` without
             ``doc_wrappers``, or the first-line rule). Serving continues and
             nothing is printed.
+
+        Example::
+
+            @hookimpl(tryfirst=True)
+            def cce_render_compact(language, chunk, node, level):
+                if language != "lua" or node is None:
+                    return None
+                return render_definition(chunk, node, "signature")  # every definition as its signature
+
+        Since: 0.1.0
         """
 
     @hookspec
@@ -583,8 +632,9 @@ class CceHookSpecs:
                 ``name`` of what ``factory`` builds. ``factory`` takes no
                 argument and returns a new :class:`Embedder` instance each time
                 the engine needs one; usually it is the subclass itself. The
-                first registration of a name wins; a later one with the same
-                name is ignored without a word.
+                first registration of a name keeps it; a later one with the
+                same name is refused and recorded as a start-up problem (see
+                *Order*).
 
         Returns:
             Nothing; a return value is ignored.
@@ -603,13 +653,12 @@ class CceHookSpecs:
             ``register``.
 
         Order:
-            As for :meth:`cce_register_packs`: registration order (entry
-            points by name), the first registered first, ``trylast`` ones
-            before and ``tryfirst`` ones after the others. So the plugin
-            whose entry-point name sorts first keeps a contested embedder
-            name, and the second registration is a start-up problem naming
-            both distributions; a marker cannot make a later plugin take a
-            name over.
+            The common order (see :class:`CceHookSpecs`). The first plugin to
+            register a name keeps it — among unmarked plugins, the one whose
+            entry-point name sorts first — and the second registration is a
+            start-up problem naming both distributions. The built-in ``hash``
+            embedder registers ``tryfirst`` and before every entry point, so
+            it always keeps ``hash``.
 
         Errors:
             An exception is caught and reported like one from
@@ -618,6 +667,14 @@ class CceHookSpecs:
             or a search the same way, and ``cce packs`` lists the embedder as
             ``cannot be built``. A factory whose product does not subclass
             :class:`Embedder` is refused with an error naming its class.
+
+        Example::
+
+            @hookimpl
+            def cce_register_embedders(register):
+                register("letters", LetterEmbedder)
+
+        Since: 0.1.0
         """
 
     @hookspec
@@ -653,9 +710,7 @@ class CceHookSpecs:
             ``register``.
 
         Order:
-            As for :meth:`cce_register_packs`: registration order (entry
-            points by name), the first registered first, ``trylast`` ones
-            before and ``tryfirst`` ones after the others. When two chunkers
+            The common order (see :class:`CceHookSpecs`). When two chunkers
             claim the same name, format or extension, the one registered
             first keeps it and the other is rejected with a problem naming
             both.
@@ -670,4 +725,12 @@ class CceHookSpecs:
             that line. An exception from :meth:`DocumentChunker.chunk_document`
             is the caller's to report (knowledge ingest stops and writes
             nothing).
+
+        Example::
+
+            @hookimpl
+            def cce_register_document_chunkers(register):
+                register(LinesChunker())
+
+        Since: 0.2.0
         """

@@ -103,3 +103,95 @@ def test_the_import_checker_sees_internal_imports():
     code = ("from cce_core.api import hookimpl\n    from cce_core.indexing.chunker import Chunker\n"
             "import os, cce_core.plugins.host as h\nfrom tree_sitter import Node\n")
     assert _cce_imports(code) == ["cce_core.api", "cce_core.indexing.chunker", "cce_core.plugins.host"]
+
+
+# -- one source: the reference in docs/plugins.md is generated from the docstrings ------------------------------
+
+
+def test_the_generated_reference_matches_the_docstrings():
+    from cce_core.plugins import hook_reference
+
+    text = _doc(PLUGINS_DOC)
+    assert hook_reference.regenerate(text) == text, (
+        "docs/plugins.md is out of date with cce_core/hookspecs.py: run `python -m cce_core.plugins.hook_reference`")
+
+
+def test_every_hook_and_contract_type_has_exactly_one_generated_region():
+    from cce_core.plugins import hook_reference
+
+    names = [m.group("name") for m in hook_reference.REGION.finditer(_doc(PLUGINS_DOC))]
+    assert sorted(names) == sorted(hook_reference.contract_names())
+    assert set(HOOKS) <= set(names)
+
+
+def test_a_changed_docstring_shows_as_drift(monkeypatch):
+    from cce_core.plugins import hook_reference
+
+    text = _doc(PLUGINS_DOC)
+    changed = CceHookSpecs.cce_extract_imports.__doc__.replace("first-seen order", "any order")
+    monkeypatch.setattr(CceHookSpecs.cce_extract_imports, "__doc__", changed)
+    assert hook_reference.regenerate(text) != text
+
+
+def test_the_check_command_fails_on_drift_and_the_write_command_repairs(tmp_path, capsys):
+    from cce_core.plugins import hook_reference
+
+    fresh = _doc(PLUGINS_DOC)
+    region = next(hook_reference.REGION.finditer(fresh)).group(0)
+    doc = tmp_path / "plugins.md"
+    doc.write_text(fresh.replace(region, region.replace("\n\n", "\n\nA stale sentence.\n\n", 1)), encoding="utf-8")
+    assert hook_reference.main(["--check", str(doc)]) == 1
+    assert "out of date" in capsys.readouterr().err
+    assert hook_reference.main([str(doc)]) == 0
+    assert doc.read_text(encoding="utf-8") == fresh
+    assert hook_reference.main(["--check", str(doc)]) == 0
+
+
+def test_a_region_naming_nothing_is_an_error_line(tmp_path, capsys):
+    from cce_core.plugins import hook_reference
+
+    doc = tmp_path / "plugins.md"
+    doc.write_text("<!-- BEGIN GENERATED contract:cce_gone -->\nx\n<!-- END GENERATED contract:cce_gone -->\n",
+                   encoding="utf-8")
+    assert hook_reference.main(["--check", str(doc)]) == 2
+    assert capsys.readouterr().err.startswith("error: cannot regenerate")
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_says_since_which_release_and_the_docs_show_it(hook):
+    from packaging.version import Version
+
+    import cce_core
+    from cce_core.plugins import hook_reference
+
+    since = hook_reference.since(getattr(CceHookSpecs, hook))
+    assert since is not None and Version(since) <= Version(cce_core.__version__), hook
+    assert f"Since cce-core {since}" in hook_reference.render(hook)
+
+
+def _words(text: str) -> list[str]:
+    """Prose as bare lowercase words: markup (rST roles, backticks, markdown emphasis, links) removed."""
+    text = re.sub(r":\w+:`~?([^`]*)`", r"\1", text)
+    text = re.sub(r"\]\([^)]*\)", " ", text)
+    return re.findall(r"[a-z0-9_.]+", text.lower().replace("``", " "))
+
+
+def test_the_hand_written_prose_does_not_repeat_the_contract():
+    """Outside the generated regions, no run of 12 words from a hookspecs docstring appears again."""
+    import inspect
+
+    from cce_core import hookspecs
+    from cce_core.plugins import hook_reference
+
+    docstrings = [inspect.getdoc(getattr(CceHookSpecs, h)) or "" for h in HOOKS]
+    docstrings += [inspect.getdoc(getattr(hookspecs, n)) or "" for n in hook_reference.contract_names()
+                   if n not in HOOKS and hasattr(hookspecs, n)]
+    shingles = set()
+    for doc in docstrings:
+        words = _words(doc)
+        shingles |= {" ".join(words[i:i + 12]) for i in range(len(words) - 11)}
+    # Code examples may show the same calls; the prose is what must not be written twice.
+    hand_written = re.sub(r"^```.*?^```", " ", hook_reference.REGION.sub(" ", _doc(PLUGINS_DOC)), flags=re.M | re.S)
+    prose = _words(hand_written)
+    repeated = sorted({" ".join(prose[i:i + 12]) for i in range(len(prose) - 11)} & shingles)
+    assert repeated == [], repeated[:5]

@@ -115,7 +115,7 @@ def test_pyproject_pins_the_grammar_and_declares_the_entry_point(tmp_path: Path,
     assert project["version"] == "0.1.0"
     assert project["requires-python"] == ">=3.11"
     grammar_pin = f"{metadata.distribution(GRAMMAR).metadata['Name']}=={metadata.version(GRAMMAR)}"
-    assert project["dependencies"] == ["cce-core>=0.2,<0.3", f"tree-sitter=={metadata.version('tree-sitter')}",
+    assert project["dependencies"] == ["cce-core>=0.2.1,<0.3", f"tree-sitter=={metadata.version('tree-sitter')}",
                                        grammar_pin]
     assert project["entry-points"]["cce"] == {"pyclone": "cce_pack_pyclone"}
     assert data["tool"]["setuptools"]["packages"] == ["cce_pack_pyclone"]

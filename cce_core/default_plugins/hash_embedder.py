@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cce_core.foundation.textrules import fnv1a64, fnv1a64_many, tokenize_bytes
-from cce_core.hookspecs import Embedder, hookimpl
+from cce_core.hookspecs import Embedder, RegisterEmbedder, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -113,6 +113,8 @@ class HashEmbedder(Embedder):
         return [c / norm for c in counts]
 
 
-@hookimpl
-def cce_register_embedders(register):
+# tryfirst: the built-in registers before every plugin, so no plugin can take the name "hash",
+# which the engine family's stores and sync artifacts mean byte for byte.
+@hookimpl(tryfirst=True)
+def cce_register_embedders(register: RegisterEmbedder) -> None:
     register("hash", HashEmbedder)

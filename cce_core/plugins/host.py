@@ -46,6 +46,18 @@ class PluginLoadFailure:
         )
 
 
+def _call_order(hook: pluggy.HookCaller) -> list[pluggy.HookImpl]:
+    """The implementations of ``hook`` in the order pluggy itself calls them.
+
+    ``get_hookimpls`` lists them from last called to first (``trylast``
+    ones, unmarked ones, ``tryfirst`` ones, each group oldest first), and
+    pluggy's call loop walks that list backwards; so does this. Wrappers wrap
+    a call pluggy makes, so a hook the host calls one implementation at a
+    time has none to run.
+    """
+    return [impl for impl in reversed(hook.get_hookimpls()) if not (impl.wrapper or impl.hookwrapper)]
+
+
 def _plugin_label(plugin: Any, distribution: str) -> str:
     name = getattr(plugin, "__name__", None) or type(plugin).__name__
     return f"{name} ({distribution})" if distribution else name
@@ -117,8 +129,35 @@ class DocumentChunkerRegistry:
         return sorted(self._by_format)
 
 
+@dataclass
+class _Candidate:
+    """A plugin about to be registered, with what the host records about it."""
+
+    plugin: Any
+    name: str | None  # the name pluggy registers it under; None lets pluggy choose
+    distribution: str
+    label: str  # how hook-name problems name it
+    position: int  # its place in the host's order, which orders the problems too
+    # The entry point (or built-in) it was loaded as; None for a plugin handed to the host.
+    entry_point: str | None
+
+
 class PluginHost:
-    """One process's view of the installed plugins."""
+    """One process's view of the installed plugins.
+
+    The host's order (see :class:`~cce_core.hookspecs.CceHookSpecs`): the
+    core's built-in plugins, then the ``cce`` entry points sorted by name, then
+    the ``plugins`` handed in, in the order given. pluggy calls the plugin
+    registered last first, so they are registered in reverse and every hook
+    — the collected ones, which the host calls one by one, and the
+    first-result ones, which pluggy calls — sees them in that order within
+    each ``tryfirst`` / unmarked / ``trylast`` group. A plugin added later
+    with :meth:`register_plugin` is called before all of them in its group.
+
+    ``entry_points=False`` makes a host of exactly the ``plugins`` handed in
+    (no built-ins either); ``only`` limits the built-ins and entry points
+    loaded to those names.
+    """
 
     def __init__(self, plugins: Iterable[tuple[Any, str]] = (), *, entry_points: bool = True,
                  only: Iterable[str] | None = None) -> None:
@@ -135,12 +174,20 @@ class PluginHost:
         self.registration_failures: dict[str, list[PluginLoadFailure]] = {}
         self._plugin_dist: dict[int, str] = {}
         self._dist_versions: dict[str, str] = {}  # as the entry-point records give them
+        wanted = set(only) if only is not None else None
+        candidates: list[_Candidate] = []
+        failures: list[tuple[int, PluginLoadFailure]] = []
         if entry_points:
-            self._load_entry_points(set(only) if only is not None else None)
+            candidates = self._builtins(wanted)
+            found, failures = self._discover(wanted, candidates)
+            candidates += found
         for plugin, dist in plugins:
-            self.register_plugin(plugin, dist)
+            candidates.append(_Candidate(plugin, None, dist, _plugin_label(plugin, dist), len(candidates), None))
+        failures += self._register_in_reverse(candidates)
+        self.load_failures.extend(failure for _, failure in sorted(failures, key=lambda item: item[0]))
 
     def register_plugin(self, plugin: Any, distribution: str = "") -> None:
+        """Add ``plugin`` after construction: pluggy calls it before the others of its marker group."""
         self.pm.register(plugin)
         self.hook_problems.extend(hook_name_problems(plugin, _plugin_label(plugin, distribution)))
         self._plugin_dist[id(plugin)] = distribution
@@ -148,44 +195,89 @@ class PluginHost:
         self.__dict__.pop("embedders", None)
         self.__dict__.pop("document_chunkers", None)
 
-    def _load_entry_points(self, only: set[str] | None = None) -> None:
+    def _builtins(self, only: set[str] | None) -> list[_Candidate]:
+        """The core's own plugins, imported by module path: present even when nothing is pip-installed."""
+        import importlib
+
+        from cce_core import __version__
+        from cce_core.default_plugins import BUILTIN_DISTRIBUTION, BUILTIN_PLUGINS
+
+        found = []
+        for name, module in BUILTIN_PLUGINS.items():
+            if only is None or name in only:
+                found.append(_Candidate(importlib.import_module(module), name, BUILTIN_DISTRIBUTION,
+                                        f"{name} ({BUILTIN_DISTRIBUTION})", len(found), name))
+        if found:
+            self._dist_versions[BUILTIN_DISTRIBUTION] = __version__  # the running core, installed or not
+        return found
+
+    def _discover(self, only: set[str] | None,
+                  builtins: list[_Candidate]) -> tuple[list[_Candidate], list[tuple[int, PluginLoadFailure]]]:
         from cce_core.plugins.entry_points import entry_points
 
         records = entry_points(ENTRY_POINT_GROUP)
-        self._register_records(records, only)
-        if self.load_failures:
+        found, failures = self._load_records(records, only, builtins)
+        if failures:
             # A failure may only mean the cached list is stale: ask the environment itself once.
             fresh = entry_points(ENTRY_POINT_GROUP, refresh=True)
             if fresh != records:
-                for plugin in list(self.pm.get_plugins()):
-                    self.pm.unregister(plugin)
-                self.load_failures.clear()
-                self.hook_problems.clear()
-                self._plugin_dist.clear()
-                self._dist_versions.clear()
-                self._register_records(fresh, only)
+                found, failures = self._load_records(fresh, only, builtins)
+        return found, failures
 
-    def _register_records(self, records: list[Any], only: set[str] | None) -> None:
-        # Sorted, so which pack wins an extension clash never depends on install order.
-        for ep in sorted(records, key=lambda e: (e.name, e.value)):
+    def _load_records(self, records: list[Any], only: set[str] | None, builtins: list[_Candidate]
+                      ) -> tuple[list[_Candidate], list[tuple[int, PluginLoadFailure]]]:
+        """Import the entry points, sorted by name so which pack wins a clash never depends on install order."""
+        found: list[_Candidate] = []
+        failures: list[tuple[int, PluginLoadFailure]] = []
+        taken = {c.name for c in builtins}
+        loaded = {id(c.plugin) for c in builtins}
+        versions: dict[str, str] = {}
+        for position, ep in enumerate(sorted(records, key=lambda e: (e.name, e.value)), start=len(builtins)):
             if only is not None and ep.name not in only:
                 continue
             dist = ep.distribution
-            # Two distributions may reuse an entry-point name; keep both so the
-            # usual clash checks see them instead of one silently vanishing.
-            name = ep.name if self.pm.get_plugin(ep.name) is None else f"{ep.name}[{dist}]"
             try:
                 plugin = ep.load()
-                if self.pm.is_registered(plugin):
-                    continue  # the same module advertised twice
-                self.pm.register(plugin, name=name)
-                self.hook_problems.extend(hook_name_problems(plugin, f"{ep.name} ({dist})"))
-            except Exception as exc:  # any import-time or registration failure of third-party code
-                self.load_failures.append(PluginLoadFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
+            except Exception as exc:  # any import-time failure of third-party code
+                failures.append((position, PluginLoadFailure(ep.name, dist, f"{type(exc).__name__}: {exc}")))
                 continue
-            self._plugin_dist[id(plugin)] = dist
+            if id(plugin) in loaded:
+                continue  # the same module advertised twice, or a built-in the core also advertises
+            loaded.add(id(plugin))
+            # Two distributions may reuse an entry-point name; keep both so the
+            # usual clash checks see them instead of one silently vanishing.
+            name = ep.name if ep.name not in taken else f"{ep.name}[{dist}]"
+            taken.add(name)
+            found.append(_Candidate(plugin, name, dist, f"{ep.name} ({dist})", position, ep.name))
             if dist != "?":
-                self._dist_versions[dist] = ep.version
+                versions[dist] = ep.version
+        for dist, version in versions.items():
+            self._dist_versions.setdefault(dist, version)
+        return found, failures
+
+    def _register_in_reverse(self, candidates: list[_Candidate]) -> list[tuple[int, PluginLoadFailure]]:
+        """Register so that pluggy, which calls the last registered first, calls ``candidates`` in order.
+
+        pluggy's rejection of an entry point (a parameter the hook does not
+        have) is that plugin's load failure; a plugin handed in directly is
+        the caller's, and its rejection raises.
+        """
+        failures: list[tuple[int, PluginLoadFailure]] = []
+        registered: list[_Candidate] = []
+        for candidate in reversed(candidates):
+            try:
+                self.pm.register(candidate.plugin, name=candidate.name)
+            except Exception as exc:  # pluggy's validation of third-party code
+                if candidate.entry_point is None:
+                    raise
+                failures.append((candidate.position, PluginLoadFailure(candidate.entry_point, candidate.distribution,
+                                                                       f"{type(exc).__name__}: {exc}")))
+                continue
+            self._plugin_dist[id(candidate.plugin)] = candidate.distribution
+            registered.append(candidate)
+        for candidate in reversed(registered):  # problems in the host's order
+            self.hook_problems.extend(hook_name_problems(candidate.plugin, candidate.label))
+        return failures
 
     # -- registries ---------------------------------------------------------
 
@@ -198,7 +290,7 @@ class PluginHost:
         """
         hook = getattr(self.pm.hook, hook_name)
         failures = self.registration_failures[hook_name] = []  # a rebuilt registry reports afresh
-        for impl in hook.get_hookimpls():
+        for impl in _call_order(hook):
             dist = self._plugin_dist.get(id(impl.plugin), "")
             register = make_register(dist)
             try:
@@ -362,6 +454,11 @@ def host_for_embedder(name: str) -> PluginHost:
     if name in host.embedders and not host.load_failures:
         return host
     return default_host()
+
+
+def embedder_dim(name: str) -> int:
+    """The vector width embedder ``name`` declares (0 when it declares none), asked of the plugin providing it."""
+    return int(host_for_embedder(name).embedder(name).dim or 0)
 
 
 def default_host() -> PluginHost:

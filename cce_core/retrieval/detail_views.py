@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tree_sitter import Parser
 
 from cce_core.foundation.textrules import UNICODE_WHITESPACE, split_lines
-from cce_core.hookspecs import LanguagePack, hookimpl
+from cce_core.hookspecs import CompactChunk, CompactRenderer, LanguagePack, hookimpl
+
+# CompactChunk moved to the contract (hookspecs); importing it from here still works.
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from tree_sitter import Node
@@ -61,20 +62,6 @@ def parse_detail(value: str | None, default: str = COMPACT) -> str:
 def elision_marker(count: int) -> str:
     """The marker standing for ``count`` omitted lines."""
     return f"{ELISION_PREFIX}{count} lines)"
-
-
-@dataclass(frozen=True, slots=True)
-class CompactChunk:
-    """What a ``cce_render_compact`` implementation is given as ``chunk``.
-
-    ``source`` is ``content`` as UTF-8: the node handed to the hook indexes
-    into these bytes. ``pack`` is the pack whose grammar produced the node.
-    """
-
-    file_path: str
-    content: str
-    source: bytes
-    pack: LanguagePack
 
 
 # -- entry point ---------------------------------------------------------------
@@ -285,7 +272,7 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def structural_renderer(pack_language: str, doc_wrappers: tuple[str, ...] = ()) -> Any:
+def structural_renderer(pack_language: str, doc_wrappers: tuple[str, ...] = ()) -> CompactRenderer:
     """A ready ``cce_render_compact`` hook implementation for a pack: the structural rule for its own language.
 
     A pack assigns it to a module attribute named ``cce_render_compact``. It is
@@ -294,7 +281,7 @@ def structural_renderer(pack_language: str, doc_wrappers: tuple[str, ...] = ()) 
     """
 
     @hookimpl(trylast=True)
-    def cce_render_compact(language: str, chunk: Any, node: Any, level: str) -> str | None:
+    def cce_render_compact(language: str, chunk: CompactChunk, node: Node | None, level: str) -> str | None:
         if language != pack_language or node is None:
             return None
         return render_definition(chunk, node, level, doc_wrappers=doc_wrappers)
