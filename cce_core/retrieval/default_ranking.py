@@ -12,9 +12,9 @@ docs/BENCHMARKS.md and explained in docs/relevance.md):
    same terms summed over each file's chunks) says *which* file, and keeps the
    signal a whole file has that its small chunks lose. A long query leans on
    the file view, a short one on the chunk view.
-3. **Tiny chunks** (an arrow function of one line) are scored as if they were
-   at least half an average chunk long, so one shared word does not make them
-   win, and they inherit their file's score through the file view.
+3. **Tiny chunks** (an arrow function of one line) get their file's evidence
+   through the file view. Scoring them as if they were longer was measured
+   and changed nothing on either labeled set, so that stage was dropped.
 4. **Definitions** (:mod:`definitions`): a chunk that declares a queried name
    gets a bonus large enough to lead a name lookup; ``Class.method`` adds a
    bonus when an enclosing chunk declares ``Class``.
@@ -65,8 +65,6 @@ PREFERRED_ROLE_WEIGHT = 0.5
 DECLARER_CACHE_NAMES = 4096
 # Whole-file chunks larger than this are not searched line by line for a declaration.
 MODULE_SCAN_CHARS = 256 * 1024
-# Tiny chunks are scored as if at least this share of an average chunk long.
-MIN_LENGTH_SHARE = 0.5
 
 # Signal weights (chunk BM25, file BM25, vector) for short and long queries.
 SHORT_WEIGHTS = (0.45, 0.25, 0.30)
@@ -90,11 +88,10 @@ class Stages:
     file_view: bool = True
     definitions: bool = True
     roles: bool = True
-    tiny_chunks: bool = True
     query_analysis: bool = True
 
 
-STAGE_NAMES = ("query_analysis", "file_view", "tiny_chunks", "definitions", "roles")
+STAGE_NAMES = ("query_analysis", "file_view", "definitions", "roles")
 
 
 def stages_without(disabled: frozenset[str]) -> Stages:
@@ -159,7 +156,6 @@ class DefaultRanker:
         if n == 0:
             return chunk_scores, file_scores
         avgdl = (sum(self.doc_len) / n) or 1.0
-        floor = MIN_LENGTH_SHARE * avgdl if self.stages.tiny_chunks else 0.0
         avgfl = (sum(self.file_len) / max(n_files, 1)) or 1.0
         weights = analysis.term_weights if self.stages.query_analysis else {t: 1.0 for t in analysis.tokens}
         doc_len, file_of, file_len = self.doc_len, self.file_of, self.file_len
@@ -171,7 +167,7 @@ class DefaultRanker:
             idf = math.log(1.0 + (n - len(hits) + 0.5) / (len(hits) + 0.5))
             per_file: dict[int, int] = {}
             for doc, tf in hits:
-                dl = doc_len[doc] if doc_len[doc] > floor else floor
+                dl = doc_len[doc]
                 chunk_scores[doc] = chunk_scores.get(doc, 0.0) + \
                     weight * idf * tf * (k1 + 1.0) / (tf + k1 * ((1.0 - b) + b * dl / avgdl))
                 f = file_of[doc]
@@ -197,7 +193,6 @@ class DefaultRanker:
         n = len(self.doc_len)
         n_files = len(self.paths)
         avgdl = (sum(self.doc_len) / n) or 1.0
-        floor = MIN_LENGTH_SHARE * avgdl if self.stages.tiny_chunks else 0.0
         avgfl = (sum(self.file_len) / max(n_files, 1)) or 1.0
         weights = analysis.term_weights if self.stages.query_analysis else {t: 1.0 for t in analysis.tokens}
         k1, b = BM25_K1, BM25_B
@@ -212,7 +207,6 @@ class DefaultRanker:
             tf = hit[1].astype(np.float64)
             idf = math.log(1.0 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
             dl = doc_len[docs]
-            dl = np.where(dl > floor, dl, floor)
             chunk_scores[docs] += weight * idf * tf * (k1 + 1.0) / (tf + k1 * ((1.0 - b) + b * dl / avgdl))
             if self.stages.file_view:
                 per_file = np.bincount(file_of[docs], weights=tf, minlength=n_files)
