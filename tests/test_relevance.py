@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, run_cce
+from helpers import REPO_ROOT, run_cce
 
 from cce_core.evaluation import relevance as rel
 from cce_core.evaluation.paired_stats import ln_gamma, paired_t, regularized_incomplete_beta, t_critical, t_two_sided_p
@@ -377,7 +377,7 @@ def test_store_scores_like_the_corpus_directory(tmp_path):
     shutil.copytree(REPO_ROOT / "samples", corpus, ignore=shutil.ignore_patterns(".cce"))
     built = run_cce("index", corpus, "--no-metrics")
     assert built.returncode == 0, built.stderr
-    store = next((corpus / ".cce").glob("index.*"))
+    store = corpus / ".cce" / "index.cce"  # beside it: the segments folder and the writers' lock file
     by_store = _run("eval/relevance/code.jsonl", "--store", store, "--json")
     by_dir = _run("eval/relevance/code.jsonl", "--dir", corpus, "--json")
     assert by_store.returncode == 0, by_store.stderr
