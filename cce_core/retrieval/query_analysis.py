@@ -62,8 +62,9 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#|->)[A-Za-z_$][A
 _QUOTED = re.compile(r"`([^`\n]{1,200})`|'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"")
 _PATH = re.compile(r"(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_.\-]+|[A-Za-z0-9_\-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
-# A query this short, with no filler, is a name typed bare (``jsonify``, ``create``).
-BARE_QUERY_MAX_TOKENS = 2
+# One word alone, not filler, is a name typed bare (``jsonify``, ``create``); two bare words
+# ("builtin functions") are a topic more often than two names.
+BARE_QUERY_MAX_TOKENS = 1
 LONG_QUERY_TOKENS = 30
 
 
