@@ -7,7 +7,7 @@ treats all three as a bag of tokens. The default profile reads them first:
 
 - identifiers: snake_case, camelCase, dotted or ``::``-qualified names, calls
   (``name()``) and anything in backticks or quotes that looks like code; a
-  short query of one or two non-filler words is taken as identifiers too;
+  query of one word that is not filler is taken as a name too;
 - paths and stack frames (``src/app.py``, ``File "x.py", line 3, in run``);
 - filler: common English words that carry no meaning in a code search, and
   the words of an issue template, so a 300-word text does not match
