@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from cce_core.evaluation.paired_stats import PairedStats, paired_t
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.json_lines import json_objects
 from cce_core.foundation.textrules import UNICODE_WHITESPACE, format6, plain_sum, split_lines
 
 if TYPE_CHECKING:
@@ -115,25 +116,12 @@ def is_localization_input(path: str) -> bool:
     return is_localization_text(head.decode("utf-8", "replace"))
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_cases(text: str, where: str = "localization set") -> LocalizationSet:
     """One ``cce.localization/v1`` file; a CceError names the file, the line and what is wrong."""
     source: str | None = None
     cases: list[LocalizationCase] = []
     seen: set[str] = set()
-    for lineno, line in enumerate(split_lines(text), start=1):
-        if not line.strip(UNICODE_WHITESPACE):
-            continue
-        at = f"{where} line {lineno}"
-        try:
-            value = json.loads(line, parse_constant=_reject_constant)
-        except (ValueError, RecursionError) as exc:
-            raise CceError(f"{at}: invalid JSON: {exc}") from None
-        if not isinstance(value, dict):
-            raise CceError(f"{at}: expected a JSON object")
+    for _lineno, at, value in json_objects(text, where):
         if source is None:
             if value.get("schema") != SCHEMA:
                 raise CceError(f"{at}: the first line must be the header "

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from cce_core.evaluation.paired_stats import PairedStats, paired_t
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.json_lines import json_objects
 from cce_core.foundation.textrules import UNICODE_WHITESPACE, estimate_tokens, format6, plain_sum, split_lines
 
 if TYPE_CHECKING:
@@ -143,25 +144,12 @@ class FixtureSet:
     cases: tuple[Case, ...]
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_fixtures(text: str) -> FixtureSet:
     """A ``cce.relevance/v1`` NDJSON fixture set; a CceError names the first bad line."""
     corpus: str | None = None
     header_seen = False
     cases: list[Case] = []
-    for lineno, line in enumerate(split_lines(text), start=1):
-        if not _trim(line):
-            continue
-        where = f"fixture line {lineno}"
-        try:
-            value = json.loads(line, parse_constant=_reject_constant)
-        except (ValueError, RecursionError) as exc:
-            raise CceError(f"{where}: invalid JSON: {exc}") from None
-        if not isinstance(value, dict):
-            raise CceError(f"{where}: expected a JSON object")
+    for lineno, where, value in json_objects(text, "fixture"):
         if "schema" in value and "query" not in value:
             if header_seen or cases:
                 raise CceError(f"{where}: header must be the first non-blank line")

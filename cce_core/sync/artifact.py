@@ -38,7 +38,8 @@ import json
 import math
 import re
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -592,10 +593,16 @@ def import_artifact(raw: bytes, request: ArtifactRequest | None = None) -> Artif
     line that is not JSON or lacks a field, a field outside the format
     (``artifact_limits``), a bad embedding, or a checksum mismatch.
     """
-    try:
+    with _utf8_named_first(raw):
         return _import(raw, request)
+
+
+@contextmanager
+def _utf8_named_first(raw: bytes) -> Iterator[None]:
+    """Not being UTF-8 is the first problem to name, wherever in the stream it is."""
+    try:
+        yield
     except ArtifactError:
-        # Not being UTF-8 is the first problem to name, wherever in the stream it is.
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -609,14 +616,8 @@ def check_head(raw: bytes, request: ArtifactRequest | None = None) -> None:
     Cheap next to decoding: a caller about to spend more on an artifact (a
     child process decoding it in parallel) runs them first.
     """
-    try:
+    with _utf8_named_first(raw):
         _head(raw, request)
-    except ArtifactError:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _not_utf8(exc) from None
-        raise
 
 
 def _head(raw: bytes, request: ArtifactRequest | None) -> tuple[list[bytes], Manifest]:
