@@ -181,7 +181,7 @@ def test_click_through_shows_everything_the_event_recorded(view):
     detail = view["searches"]["a00000000001"]
     assert detail == {
         "id": "a00000000001", "ts": "2026-07-02T09:00:00Z", "query": "parse config", "source": "cli",
-        "top_k": 5, "embedder": "hash", "graph_enabled": True,
+        "top_k": 5, "embedder": "hash", "graph_enabled": True, "ranking": "family",
         "result_count": 5, "knowledge_results": 0, "empty": False, "low_confidence": False,
         "top_score": 0.846, "mean_score": 0.6768,
         "baseline_tokens": 60_000, "served_tokens": 6_000, "tokens_saved": 54_000, "savings_ratio": 0.9,

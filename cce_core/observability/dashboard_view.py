@@ -305,11 +305,14 @@ def search_details(searches: Sequence[Event], feedback: Sequence[Event], wanted:
         graph = _raw(s, "graph_enabled")
         graph = graph if isinstance(graph, bool) else None
         embedder = _raw(s, "embedder")
+        # Events of the family's ranking carry no "ranking" field (the other engines' bytes).
+        ranking = _raw(s, "ranking")
         mine = votes.get(s.id, [])
         latest = max(mine, key=lambda f: (f.ts_secs or 0, f.position)) if mine else None
         out[s.id] = {
             "id": s.id, "ts": s.ts, "query": s.query, "source": s.source,
             "top_k": top_k, "embedder": embedder if isinstance(embedder, str) else None, "graph_enabled": graph,
+            "ranking": ranking if isinstance(ranking, str) else "family",
             "result_count": s.result_count, "knowledge_results": s.knowledge_results,
             "empty": s.empty, "low_confidence": s.low_confidence,
             "top_score": round6(s.top_score), "mean_score": round6(s.mean_score),
