@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import REPO_ROOT, cce_executable, hermetic_env
 
 from cce_core.foundation.errors import CceError
 from cce_core.indexing.indexer import build_index
@@ -22,7 +23,6 @@ from cce_core.retrieval.file_roles import file_role, role_weight
 from cce_core.retrieval.profiles import PROFILE_ENV, resolve_profile
 from cce_core.retrieval.query_analysis import analyse
 from cce_core.retrieval.searcher import Searcher
-from tests.conftest import REPO_ROOT, cce_executable, hermetic_env
 
 # -- choosing a profile -------------------------------------------------------------------------
 
@@ -236,3 +236,19 @@ def test_ranking_disable_in_the_config_switches_stages_off(repo: Path, tmp_path:
     (repo / ".cce" / "config").write_text("ranking:\n  disable: [speed]\n")
     bad = _cce("search", "sign_cookie", cwd=repo, env=env)
     assert bad.returncode != 0 and "unknown ranking stage 'speed'" in bad.stderr
+
+
+@pytest.mark.parametrize(("query", "lookup"), [
+    ("render in app.tsx or util.ts", True),  # a later extension token counts (reference #107)
+    ("main.python auth.py", True),
+    ("undefined variable error", False),  # ".* defined" needs the space
+    ("predefined constant list", False),
+    ("find malfunction reports", False),  # "find .* function" needs the space
+    ("open util.ts", True),
+    ("where hash_password is defined", True),
+    ("find the parse function", True),
+])
+def test_family_code_lookup_follows_the_spec_boundaries(query: str, lookup: bool) -> None:
+    from cce_core.retrieval.searcher import is_code_lookup
+
+    assert is_code_lookup(query) is lookup

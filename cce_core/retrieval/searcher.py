@@ -76,15 +76,18 @@ def is_code_lookup(query: str) -> bool:
         return True
     for ext in _CODE_EXTENSIONS:
         pattern = "." + ext
-        pos = lower.find(pattern)  # only the first occurrence counts, as in the other engines
-        if pos >= 0:
+        pos = lower.find(pattern)
+        while pos >= 0:  # every occurrence: "app.tsx" must not hide a later "util.ts" (reference #107)
             after = lower[pos + len(pattern) : pos + len(pattern) + 1]
             if not after or not (after.isascii() and (after.isalnum() or after == "_")):
                 return True
-    if "where is " in lower or "defined" in lower:
+            pos = lower.find(pattern, pos + 1)
+    # The spec's phrases are ".* defined" and "find .* function": each word after a space,
+    # so "undefined" and "malfunction" do not count (reference #107).
+    if "where is " in lower or " defined" in lower:
         return True
-    find_at = lower.find("find")
-    return find_at >= 0 and "function" in lower[find_at:]
+    find_at = lower.find("find ")
+    return find_at >= 0 and " function" in lower[find_at:]
 
 
 def file_hints(query: str) -> list[str]:
