@@ -22,13 +22,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cce_core.evaluation.paired_stats import paired_t  # noqa: E402
-from cce_core.evaluation.profile_compare import case_extras, defining_chunk  # noqa: E402
-from cce_core.evaluation.relevance import LineWeights, corpus_dir, parse_fixtures, score_query  # noqa: E402
-from cce_core.indexing.indexer import build_index  # noqa: E402
-from cce_core.plugins.host import default_host  # noqa: E402
-from cce_core.retrieval.default_ranking import Stages  # noqa: E402
-from cce_core.retrieval.searcher import Searcher  # noqa: E402
+from cce_core.evaluation.paired_stats import paired_t
+from cce_core.evaluation.profile_compare import case_extras, defining_chunk
+from cce_core.evaluation.relevance import LineWeights, corpus_dir, parse_fixtures, score_query
+from cce_core.indexing.indexer import build_index
+from cce_core.plugins.host import default_host
+from cce_core.retrieval.default_ranking import Stages
+from cce_core.retrieval.searcher import Searcher
 
 VARIANTS = ["family", "default", *(f"-{f.name}" for f in dataclasses.fields(Stages))]
 
