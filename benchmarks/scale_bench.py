@@ -493,6 +493,8 @@ def targets_for(kind: str) -> list[Target]:
         Target("one_edit_vs_fresh", "re-index after one edit / fresh index", 0.03),
         Target("one_edit_s", "re-index after one edit (s)", 1.0),
         Target("search_vs_version", "fresh cce search / cce --version", 3.0),
+        *(Target(f"search_after_{n}_vs_version", f"fresh cce search after {n} re-indexes / cce --version", 3.0)
+          for n in (0, 1, 5, 20)),
         Target("mcp_startup_s", "cce mcp start-up (s)", 1.0),
         Target("mcp_first_s", "first context_search (s)", 0.3),
         Target("mcp_warm_p50_ms", "warm context_search p50 (ms)", 10.0),
@@ -514,6 +516,20 @@ class Bench:
 def search_json(cce: str, env: dict[str, str], q: str, store_args: list[str]) -> list[dict[str, Any]]:
     out = run([cce, "search", q, *store_args, "--json", "--no-metrics"], env).stdout
     return json.loads(out)["results"]
+
+
+def search_vs_version(cce: str, env: dict[str, str], tree: Path, queries: list[str], reps: int) -> dict[str, Any]:
+    """Fresh ``cce search`` against ``cce --version`` on the store as it is now: warmed, interleaved, medians."""
+    run([cce, "--version"], env)
+    run([cce, "search", queries[0], "--dir", str(tree), "--no-metrics"], env)
+    searches, versions = [], []
+    for i in range(reps):
+        versions.append(run([cce, "--version"], env).seconds)
+        searches.append(run([cce, "search", queries[i % len(queries)], "--dir", str(tree), "--no-metrics"],
+                            env).seconds)
+    search_s, version_s = statistics.median(searches), statistics.median(versions)
+    return {"search_s": round(search_s, 4), "version_s": round(version_s, 4), "ratio": round(search_s / version_s, 3),
+            "runs": reps}
 
 
 def measure_tree(b: Bench, kind: str, base: Path, manifest: dict[str, Any], query_hint: str | None) -> dict[str, Any]:
@@ -563,6 +579,9 @@ def measure_tree(b: Bench, kind: str, base: Path, manifest: dict[str, Any], quer
         log(f"{kind}: floor {floor.seconds:.2f}s, fresh index {fresh.seconds:.2f}s, "
             f"{fresh.maxrss_kib / MIB:.0f} MiB, store {sum(sizes.values()) / 1e6:.1f} MB")
 
+        source, queries = pick_queries(TREE_QUERY_SETS.get(kind, []), query_hint)
+        after: dict[str, Any] = {}
+        after["0"] = search_vs_version(cce, env, tree, queries, args.proc_reps)
         unchanged = run(index, env, sample=True)
         rows["index_unchanged"] = unchanged.as_json()
         rng = random.Random(args.seed)
@@ -570,22 +589,31 @@ def measure_tree(b: Bench, kind: str, base: Path, manifest: dict[str, Any], quer
         edits.append(candidates[0], comment_line(candidates[0], 1))
         one = run(index, env, sample=True)
         rows["index_one_edit"] = {**one.as_json(), "file": candidates[0]}
+        after["1"] = search_vs_version(cce, env, tree, queries, args.proc_reps)
         changed = apply_mixed_edits(edits, candidates, 1)
         mixed = run(index, env, sample=True)
         rows["index_mixed"] = {**mixed.as_json(), **changed}
         log(f"{kind}: re-index unchanged {unchanged.seconds:.2f}s, one edit {one.seconds:.2f}s, "
             f"edit+add+delete {mixed.seconds:.2f}s")
-        if b.compact:
-            comp = run([*index, "--compact"], env, sample=True)
-            rows["compaction"] = {**comp.as_json(), "store_bytes_after": sum(store_bytes(dot_cce).values())}
-        else:
-            rows["compaction"] = "not available in this build"
-
-        # Identity: the incrementally updated store against a fresh index of the same tree.
+        # One-file edits until the store has been re-indexed 5 and then 20 times (no compaction
+        # in between: each adds a segment), a fresh `cce search` measured at each.
+        reindexed, more_edits = 2, []
+        for goal in (5, 20):
+            while reindexed < goal:
+                rel = candidates[8 + len(more_edits)]
+                edits.append(rel, comment_line(rel, 100 + reindexed))
+                more_edits.append(run(index, env).seconds)
+                reindexed += 1
+            after[str(goal)] = search_vs_version(cce, env, tree, queries, args.proc_reps)
+        rows["index_more_edits_s"] = [round(x, 3) for x in more_edits]
+        rows["search_after_reindexes"] = after
+        log(f"{kind}: search / --version after 0, 1, 5, 20 re-indexes: "
+            + ", ".join(f"{after[k]['ratio']:.2f}x" for k in ("0", "1", "5", "20")))
+        # Identity: the store after 22 incremental re-indexes (not compacted) against a fresh
+        # index of the same tree.
         ref_store = ref_dir / "index.cce"
         ref = run([cce, "index", str(tree), "--store", str(ref_store), "--no-metrics"], env, sample=True)
         rows["index_fresh_reference"] = ref.as_json()
-        source, queries = pick_queries(TREE_QUERY_SETS.get(kind, []), query_hint)
         differences = []
         for q in queries:
             mine = search_json(cce, env, q, ["--dir", str(tree)])
@@ -595,6 +623,12 @@ def measure_tree(b: Bench, kind: str, base: Path, manifest: dict[str, Any], quer
         rows["identity"] = {"queries": len(queries), "query_set": source, "identical": not differences,
                             "differing": len(differences), "first_differences": differences[:2]}
         log(f"{kind}: identity over {len(queries)} queries: {'identical' if not differences else 'DIFFERENT'}")
+
+        if b.compact:
+            comp = run([*index, "--compact"], env, sample=True)
+            rows["compaction"] = {**comp.as_json(), "store_bytes_after": sum(store_bytes(dot_cce).values())}
+        else:
+            rows["compaction"] = "not available in this build"
 
         # Fresh cce search against cce --version: warm both, then interleave.
         run([cce, "--version"], env)
@@ -635,6 +669,7 @@ def measure_tree(b: Bench, kind: str, base: Path, manifest: dict[str, Any], quer
         "one_edit_s": rows["index_one_edit"]["wall_s"],
         "mixed_vs_fresh": rows["index_mixed"]["wall_s"] / fresh_s,
         "search_vs_version": rows["search"]["median_s"] / rows["version"]["median_s"],
+        **{f"search_after_{k}_vs_version": float(v["ratio"]) for k, v in rows["search_after_reindexes"].items()},
         "mcp_startup_s": rows["mcp"]["startup_s"],
         "mcp_startup_vs_version": rows["mcp"]["startup_s"] / rows["version"]["median_s"],
         "mcp_first_s": rows["mcp"]["first_answer_s"],
@@ -713,6 +748,11 @@ def render(name: str, r: dict[str, Any]) -> str:
     lines.append(f"| fresh `cce search` (median of {se['runs']}) | {se['median_s']:.3f} s, "
                  f"{se['peak_rss_mib']:.0f} MiB | `cce --version` {ve['median_s']:.3f} s | "
                  f"{v['search_vs_version']:.2f}× | {tgt}× | {ok} |")
+    for n, row in r.get("search_after_reindexes", {}).items():
+        tgt, ok = _verdict(r, f"search_after_{n}_vs_version")
+        label = "on the fresh store" if n == "0" else f"after {n} incremental re-index{'es' if n != '1' else ''}"
+        lines.append(f"| fresh `cce search` {label} (median of {row['runs']}) | {row['search_s']:.3f} s | "
+                     f"`cce --version` {row['version_s']:.3f} s | {row['ratio']:.2f}× | {tgt}× | {ok} |")
     tgt, ok = _verdict(r, "mcp_startup_s")
     lines.append(f"| `cce mcp` start-up (median of {m['starts']}) | {m['startup_s']:.3f} s | `cce --version` "
                  f"{ve['median_s']:.3f} s | {v['mcp_startup_vs_version']:.2f}× | {tgt} s | {ok} |")

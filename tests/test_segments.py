@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO_ROOT, copy_tree
+from helpers import REPO_ROOT, copy_tree
 
 from cce_core.indexing import indexer as indexer_module
 from cce_core.indexing.indexer import index_directory
@@ -208,7 +208,9 @@ def test_leftover_temporaries_and_unnamed_segments_are_removed(tmp_path):
     (root / "python.py").write_text("def changed():\n    pass\n", encoding="utf-8")
     _index(root, store)
     names = sorted(p.name for p in directory.iterdir())
-    assert len(names) == 2 and all(n.startswith("seg-") and n.endswith(".cces") for n in names)
+    # Two segments and the live view of the re-indexed store; nothing else.
+    assert len(names) == 3 and all(n.startswith("seg-") and n.endswith(".cces") for n in names[:2])
+    assert names[2].startswith("view-") and names[2].endswith(".ccev")
     assert "seg-000000000000000000000000.cces" not in names
 
 
@@ -240,6 +242,7 @@ def _run(root: Path, store: Path, mode: str) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fresh", "incremental", "compact"])
 def test_kill_9_leaves_the_old_store_or_the_new_one(tmp_path, mode):
     """Killed at random points, a run leaves the store as it was before it or as after it, never a mix."""

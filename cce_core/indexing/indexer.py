@@ -33,6 +33,7 @@ from cce_core.indexing.graph import build_edges
 from cce_core.indexing.racy import is_racy, load_racy_list, save_racy_list
 from cce_core.indexing.redactor import DEFAULT_PROFILE, scrub
 from cce_core.indexing.segment import BATCH_BYTES, Bm25Arrays, SegmentParts, save_segment
+from cce_core.indexing.skip_memory import load_skip_list, save_skip_list
 from cce_core.indexing.store import (
     FileEntry,
     SegmentedStore,
@@ -40,10 +41,11 @@ from cce_core.indexing.store import (
     StoreData,
     commit_manifest,
     load_store,
+    save_live_view,
     segments_dir,
 )
 from cce_core.indexing.store_lock import holds_store_lock
-from cce_core.indexing.walker import ListedFile, WalkedFile, WalkResult, read_listed, scan, walk
+from cce_core.indexing.walker import ListedFile, SkipReason, WalkedFile, WalkResult, read_listed, scan, walk
 from cce_core.plugins.host import PluginHost
 
 SPEC_VERSION = "1.0"
@@ -414,13 +416,25 @@ def index_directory(
     redaction = profile if protect_secrets else None
     meta = store_meta(host, embedder, protect_secrets, 0, profile)
     keep = _reusable(previous, meta)
-    known = {f.path: f for f in previous.files} if previous is not None and keep else {}
+    # The previous store's live files, read once: what this run compares against, and the seed
+    # of the new store's live view (first chunks local to their segments; only counts are used here).
+    live_before = previous.live_files() if previous is not None and keep else {}
+    known = {path: entry for path, (_s, entry) in live_before.items()}
     distrusted = load_racy_list(store_path)
     racy: dict[str, tuple[int, int]] = {}  # the pairs this run reads inside the window
+    # Files an earlier run found not UTF-8, by metadata: left out again without being read.
+    remembered = load_skip_list(store_path) if reuse else {}
+    not_utf8: dict[str, tuple[int, int]] = {}  # what this run leaves out as not UTF-8, for the next one
 
     unchanged: set[str] = set()
     to_read: list[ListedFile] = []
     for listed in walked.listed:
+        pair = (listed.size, listed.mtime_ns)
+        if remembered.get(listed.path) == pair and listed.path not in known and \
+                not distrusted.distrusts(listed.path, *pair):
+            walked.note(listed.path, SkipReason.NOT_UTF8, listed.size)
+            not_utf8[listed.path] = pair
+            continue
         prior = known.get(listed.path)
         # (A zero time is how older stores marked a racy pair.)
         if (prior is not None and prior.mtime_ns and (prior.size, prior.mtime_ns) == (listed.size, listed.mtime_ns)
@@ -473,6 +487,9 @@ def index_directory(
         for listed in listed_batch:
             wf = read_listed(walked, listed)
             prior = known.get(listed.path)
+            if wf is None and walked.skips and walked.skips[-1].path == listed.path and \
+                    walked.skips[-1].reason is SkipReason.NOT_UTF8 and not is_racy(listed.mtime_ns, now_ns):
+                not_utf8[listed.path] = (listed.size, listed.mtime_ns)
             if wf is None:
                 if prior is not None:
                     leaving.append(listed.path)
@@ -519,6 +536,7 @@ def index_directory(
             stats = _stats(walked, len(previous.files), len(previous.chunks), len(previous.files), started)
             stats.store_bytes = previous.size_bytes
             save_racy_list(store_path, racy)
+            save_skip_list(store_path, not_utf8)
             record_fingerprint(store_path, previous.meta)
             return previous, stats
 
@@ -535,7 +553,11 @@ def index_directory(
     dim = dim or int(embedder.dim or 0)
     final_meta = store_meta(host, embedder, protect_secrets, dim, profile)
     save_racy_list(store_path, racy)  # before the manifest that records those pairs
-    store_bytes = commit_manifest(store_path, final_meta, refs, ordered=fresh_store)
+    save_skip_list(store_path, not_utf8)
+    # A re-index also writes the resolved live-file table, so no later reader has to resolve it.
+    view = save_live_view(store_path, previous, refs, live_before) \
+        if not fresh_store and previous is not None else None
+    store_bytes = commit_manifest(store_path, final_meta, refs, ordered=fresh_store, view=view)
     data = load_store(store_path)
     # Rows and dead rows by arithmetic: the new store's file tables need not be resolved here.
     kept_before = previous if previous is not None and keep else None

@@ -27,6 +27,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -119,6 +120,68 @@ def _blob(strings: Sequence[str]) -> tuple[bytes, bytes]:
     return b"".join(encoded), ptr.tobytes()
 
 
+def file_columns(files: Sequence[FileEntry], firsts: Any = None) -> list[tuple[str, bytes, str]]:
+    """The whole file table as binary columns: what opening a store reads instead of parsing JSON.
+
+    Paths and hashes are UTF-8 blobs with offsets; each file's imports are a
+    run (``file_import_ptr``) of a third blob's strings. ``file_first`` is
+    local to whatever holds the table (a segment, or the store for a view);
+    ``firsts`` (an int32 array) replaces the entries' own first chunks.
+    """
+    import numpy as np
+
+    n = len(files)
+    paths_blob, paths_ptr = _blob([f.path for f in files])
+    sha_blob, sha_ptr = _blob([f.sha256 for f in files])
+    imports = [i for f in files for i in f.imports]
+    import_blob, import_ptr = _blob(imports)
+    per_file = np.zeros(n + 1, dtype="<i8")
+    if n:
+        np.cumsum([len(f.imports) for f in files], out=per_file[1:])
+
+    def column(values: Iterable[int], dtype: str) -> bytes:
+        return np.fromiter(values, dtype=dtype, count=n).tobytes()
+
+    return [("file_path", paths_blob, "utf-8"), ("file_path_ptr", paths_ptr, "<i8"),
+            ("file_first", column((f.first_chunk for f in files), "<i4") if firsts is None else
+             np.asarray(firsts, dtype="<i4").tobytes(), "<i4"),
+            ("file_count", column((f.chunk_count for f in files), "<i4"), "<i4"),
+            ("file_tokens", column((f.tokens for f in files), "<i8"), "<i8"),
+            ("file_sha", sha_blob, "utf-8"), ("file_sha_ptr", sha_ptr, "<i8"),
+            ("file_size", column((f.size for f in files), "<i8"), "<i8"),
+            ("file_mtime", column((f.mtime_ns for f in files), "<i8"), "<i8"),
+            ("file_import_ptr", per_file.tobytes(), "<i8"),
+            ("import", import_blob, "utf-8"), ("import_ptr", import_ptr, "<i8")]
+
+
+FILE_COLUMNS = ("file_first", "file_count", "file_tokens", "file_size", "file_mtime")
+
+
+def check_file_columns(n_files: int, view: Any, raw: Any) -> None:
+    """Raise ValueError unless the binary file columns (as ``view``/``raw`` read them) hold ``n_files`` rows."""
+    if any(len(view(name)) != n_files for name in FILE_COLUMNS) or len(view("file_sha_ptr")) != n_files + 1 or \
+            len(view("file_import_ptr")) != n_files + 1:
+        raise ValueError("the file columns disagree")
+    n_imports = len(view("import_ptr")) - 1
+    if n_imports < 0 or view("file_import_ptr")[n_files] != n_imports or \
+            view("import_ptr")[n_imports] > len(raw("import")) or \
+            view("file_sha_ptr")[n_files] > len(raw("file_sha")) or \
+            view("file_path_ptr")[n_files] > len(raw("file_path")):
+        raise ValueError("the file columns disagree")
+
+
+def read_file_columns(view: Any, raw: Any, base: int = 0, paths: Sequence[str] | None = None) -> list[FileEntry]:
+    """The file table written by :func:`file_columns`, each first chunk shifted by ``base``."""
+    names = list(paths) if paths is not None else BlobStrings(raw("file_path"), view("file_path_ptr")).to_list()
+    shas = BlobStrings(raw("file_sha"), view("file_sha_ptr")).to_list()
+    imports = BlobStrings(raw("import"), view("import_ptr")).to_list()
+    per_file = view("file_import_ptr").tolist()
+    first, count, tokens = view("file_first").tolist(), view("file_count").tolist(), view("file_tokens").tolist()
+    size, mtime = view("file_size").tolist(), view("file_mtime").tolist()
+    return [FileEntry(names[i], shas[i], tokens[i], base + first[i], count[i], imports[per_file[i]:per_file[i + 1]],
+                      size[i], mtime[i]) for i in range(len(names))]
+
+
 def _compressed_blob(strings: Sequence[str]) -> tuple[bytes, bytes, bytes]:
     """(zlib blocks, int64 block offsets, int64 offsets of each string in the uncompressed text).
 
@@ -205,13 +268,8 @@ def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
 
     files = [{"path": f.path, "sha256": f.sha256, "tokens": f.tokens, "first": f.first_chunk, "count": f.chunk_count,
               "imports": f.imports, "size": f.size, "mtime_ns": f.mtime_ns} for f in parts.files]
-    # What a search needs of a file (its path, chunk span and size in tokens) also as binary
-    # columns, so opening a store never has to parse the whole file table.
-    paths_blob, paths_ptr = _blob([f.path for f in parts.files])
-    n_files = len(parts.files)
-    file_first = np.fromiter((f.first_chunk for f in parts.files), dtype="<i4", count=n_files).tobytes()
-    file_count = np.fromiter((f.chunk_count for f in parts.files), dtype="<i4", count=n_files).tobytes()
-    file_tokens = np.fromiter((f.tokens for f in parts.files), dtype="<i8", count=n_files).tobytes()
+    # The file table also as binary columns, so opening a store never has to parse the JSON
+    # (kept for readers that predate the columns).
     rows = len(chunks)
     dim = int(parts.embeddings.shape[1]) if parts.embeddings.ndim == 2 else 0
     if parts.vectors is not None:
@@ -239,8 +297,7 @@ def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
         ("bm25_docs", _raw(parts.bm25.docs, "<i4"), "<i4"),
         ("bm25_tfs", _raw(parts.bm25.tfs, "<i4"), "<i4"),
         ("doc_len", _raw(parts.bm25.doc_len, "<i8"), "<i8"),
-        ("file_path", paths_blob, "utf-8"), ("file_path_ptr", paths_ptr, "<i8"),
-        ("file_first", file_first, "<i4"), ("file_count", file_count, "<i4"), ("file_tokens", file_tokens, "<i8"),
+        *file_columns(parts.files),
         ("files", js(files), "json"),
         ("removes", js(sorted(parts.removes)), "json"),
         ("restat", js({k: list(v) for k, v in sorted((parts.restat or {}).items())}), "json"),
@@ -303,9 +360,16 @@ class BlobStrings(LazyStrings):
         return str(self._blob[self._ptr[index] : self._ptr[index + 1]], "utf-8")
 
     def __iter__(self) -> Iterator[str]:
-        blob, ptr = self._blob, self._ptr
-        for i in range(len(ptr) - 1):
-            yield str(blob[ptr[i] : ptr[i + 1]], "utf-8")
+        return iter(self.to_list())
+
+    def to_list(self) -> list[str]:
+        """Every string, decoded in one pass (an ASCII blob is sliced as text: byte and character offsets agree)."""
+        raw = bytes(self._blob)
+        ptr = self._ptr.tolist()
+        text = raw.decode("utf-8")
+        source: bytes | str = text if len(text) == len(raw) else raw
+        out = [source[a:b] for a, b in pairwise(ptr)]
+        return out if source is text else [b.decode("utf-8") for b in out]  # type: ignore[union-attr]
 
     def find(self, value: str) -> int:
         """Position of ``value`` in this sorted sequence, or -1."""
@@ -398,12 +462,21 @@ class MappedSegment:
 
     @cached_property
     def files(self) -> list[FileEntry]:
+        if "file_sha" in self.table:  # the binary columns: no JSON to parse
+            return self.files_from(0)
         try:
             return [FileEntry(f["path"], f["sha256"], int(f["tokens"]), int(f["first"]), int(f["count"]),
                               list(f["imports"]), int(f.get("size", 0)), int(f.get("mtime_ns", 0)))
                     for f in self.json("files")]
         except (ValueError, KeyError, TypeError) as exc:
             raise self._corrupt(exc) from exc
+
+    def files_from(self, base: int) -> list[FileEntry]:
+        """The file table with every first chunk shifted by ``base`` (a store position)."""
+        if "file_sha" not in self.table:
+            return [FileEntry(f.path, f.sha256, f.tokens, base + f.first_chunk, f.chunk_count, f.imports, f.size,
+                              f.mtime_ns) for f in self.files]
+        return read_file_columns(self.view, self.raw, base, self._file_paths)
 
     @cached_property
     def removes(self) -> list[str]:
@@ -527,6 +600,8 @@ class MappedSegment:
         n_files = len(self.view("file_path_ptr")) - 1
         if n_files < 0 or any(len(self.view(name)) != n_files for name in ("file_first", "file_count", "file_tokens")):
             raise ValueError("the file columns disagree")
+        if "file_sha" in self.table:
+            check_file_columns(n_files, self.view, self.raw)
         if n and max(self.view("file")) >= n_files:
             raise ValueError("a chunk points outside the file table")
         vptr = self.view("vocab_ptr")

@@ -34,7 +34,9 @@ from typing import TYPE_CHECKING, Any, overload
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
 from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.live_view import LiveFiles, MappedView, ViewRef, save_view
 from cce_core.indexing.segment import (
+    BlobStrings,
     Bm25Arrays,
     FileEntry,
     LazyStrings,
@@ -187,23 +189,27 @@ class SegmentRef:
 
 
 def manifest_bytes(meta: dict[str, Any], segments: Sequence[SegmentRef], directory: str | None = None,
-                   ordered: bool = False) -> bytes:
+                   ordered: bool = False, view: ViewRef | None = None) -> bytes:
     """The manifest file; ``directory`` names the segment folder when it is not the manifest's own.
 
     ``ordered``: the segments' rows, one after another, are the store's rows
     in path order with nothing superseded (what a fresh index and a compaction
-    write), so a reader need not resolve the file tables.
+    write), so a reader need not resolve the file tables. ``view``: otherwise,
+    the resolved live-file table the writer left beside the segments
+    (:mod:`.live_view`), so a reader need not resolve them either.
     """
     header: dict[str, Any] = {"format": FORMAT, "meta": meta, "ordered": ordered,
                               "segments": [s.as_json() for s in segments]}
     if directory is not None:
         header["segments_dir"] = directory
+    if view is not None and not ordered:
+        header["view"] = view.as_json()
     raw = json.dumps(header, ensure_ascii=False, sort_keys=True).encode("utf-8")
     return MAGIC + struct.pack("<Q", len(raw)) + raw
 
 
 def commit_manifest(store_path: Path, meta: dict[str, Any], segments: Sequence[SegmentRef],
-                    home: Path | None = None, ordered: bool = False) -> int:
+                    home: Path | None = None, ordered: bool = False, view: ViewRef | None = None) -> int:
     """Atomically point ``store_path`` at ``segments`` (already written), then drop unnamed segment files.
 
     ``home`` is the store path whose segment directory the manifest names
@@ -211,26 +217,29 @@ def commit_manifest(store_path: Path, meta: dict[str, Any], segments: Sequence[S
     and renamed into place later names its final directory.
     """
     home = home or store_path
-    raw = manifest_bytes(meta, segments, None if home == store_path else segments_dir(home).name, ordered)
+    raw = manifest_bytes(meta, segments, None if home == store_path else segments_dir(home).name, ordered, view)
     try:
         atomic_write(store_path, raw)
     except OSError as exc:
         raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
     if home == store_path:
         collect_garbage(store_path)
-    return len(raw) + sum(s.bytes for s in segments)
+    return len(raw) + sum(s.bytes for s in segments) + (view.bytes if view is not None and not ordered else 0)
 
 
 def collect_garbage(store_path: Path) -> None:
     """Remove segment files and temporaries the current manifest does not name (best effort)."""
     directory = segments_dir(store_path)
     try:
-        names = {s["name"] for s in _read_manifest(store_path)["segments"]}
+        header = _read_manifest(store_path)
+        names = {s["name"] for s in header["segments"]}
+        if isinstance(header.get("view"), dict):
+            names.add(header["view"]["name"])
     except (CceError, OSError, ValueError, KeyError, TypeError):
         return
     with contextlib.suppress(OSError):
         for entry in os.scandir(directory):
-            if entry.name not in names and (entry.name.startswith("seg-") or entry.name.startswith(".seg-")):
+            if entry.name not in names and entry.name.startswith(("seg-", ".seg-", "view-", ".view-")):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
 
@@ -338,6 +347,25 @@ class _OrderedFileTokens(Mapping[str, int]):
         return sum(len(segment.file_paths()) for segment in self._store.segments)
 
 
+class _ViewFileTokens(Mapping[str, int]):
+    """``file_tokens`` read from a live view's sorted path column per lookup."""
+
+    def __init__(self, paths: BlobStrings, tokens: memoryview) -> None:
+        self._paths, self._tokens = paths, tokens
+
+    def __getitem__(self, path: str) -> int:
+        pos = self._paths.find(path)
+        if pos < 0:
+            raise KeyError(path)
+        return int(self._tokens[pos])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
 class _SegmentPostings(Bm25Source):
     """BM25 postings merged across segments on demand, dead chunks left out, in store positions."""
 
@@ -380,7 +408,8 @@ class SegmentedStore(StoreData):
     """
 
     def __init__(self, meta: dict[str, Any], segments: list[MappedSegment], refs: list[SegmentRef], path: Path,
-                 size: int, ordered: bool = False) -> None:
+                 size: int, ordered: bool = False, view: MappedView | None = None,
+                 view_ref: ViewRef | None = None) -> None:
         # StoreData's generated __init__ is bypassed on purpose: the heavy fields are lazy here.
         self.meta = meta
         self.path = path
@@ -404,8 +433,16 @@ class SegmentedStore(StoreData):
             self.rows = total
             self.identity = True
             self._sources: list[tuple[int, int, int]] | None = None
-        # Otherwise the file tables are resolved on first use (see __getattr__): a writer that
-        # only needs the segment list does not pay for them.
+        # Otherwise the re-index that wrote the manifest left the resolved table beside it (a
+        # view): positions and files are read from its mapped columns.
+        self.view = None if ordered else view
+        self.view_ref = None if ordered else view_ref
+        if self.view is not None:
+            self.rows = self.view.rows
+            self.identity = False
+            self._sources = None
+        # Without either, the file tables are resolved on first use (see __getattr__): a writer
+        # that only needs the segment list does not pay for them.
 
     def __getattr__(self, name: str) -> Any:
         # Reached only for attributes not set yet: the positions of an unordered store.
@@ -420,20 +457,8 @@ class SegmentedStore(StoreData):
 
     def _resolve(self) -> None:
         """Apply the segments in order: the live files, their positions, and whether rows need reordering."""
-        live: dict[str, tuple[int, FileEntry]] = {}
-        for s, segment in enumerate(self.segments):
-            for removed in segment.removes:
-                live.pop(removed, None)
-            for restat_path, (size, mtime_ns) in segment.restat.items():
-                if restat_path in live:
-                    owner, entry = live[restat_path]
-                    live[restat_path] = (owner, FileEntry(entry.path, entry.sha256, entry.tokens, entry.first_chunk,
-                                                          entry.chunk_count, entry.imports, size, mtime_ns))
-            for f in segment.files:
-                if f.first_chunk < 0 or f.chunk_count < 0 or f.first_chunk + f.chunk_count > segment.rows:
-                    raise CceError(f"the index at {self.path} is corrupt (a file's chunks lie outside its segment) — "
-                                   "re-run `cce index` to rebuild it")
-                live[f.path] = (s, f)
+        live: LiveFiles = {}
+        apply_segments(live, self.segments, 0, self.path)
         files: list[FileEntry] = []
         sources: list[tuple[int, int, int]] = []  # (segment, local first, count) per live file, path order
         identity = True
@@ -449,21 +474,41 @@ class SegmentedStore(StoreData):
         if running != self.total_rows:
             identity = False
         self.__dict__["files"] = files
+        self.__dict__["_live"] = live
         self.rows = running
         self.identity = identity
         self._sources = sources
 
+    def live_files(self) -> LiveFiles:
+        """A new map of the live files: path → (segment number, entry whose first row is local to it)."""
+        if self.view is not None:
+            segment_of, local = self.view.view("file_segment"), self.view.view("file_local")
+            out: LiveFiles = {}
+            for i, f in enumerate(self.files):
+                s = segment_of[i]
+                if not 0 <= s < len(self.segments) or local[i] < 0 or local[i] + f.chunk_count > self.segments[s].rows:
+                    raise CceError(f"the index at {self.path} is corrupt (its live view points outside a segment) "
+                                   "— re-run `cce index` to rebuild it")
+                out[f.path] = (s, FileEntry(f.path, f.sha256, f.tokens, local[i], f.chunk_count, f.imports, f.size,
+                                            f.mtime_ns))
+            return out
+        if self.ordered:
+            return {f.path: (s, f) for s, segment in enumerate(self.segments) for f in segment.files}
+        if "_live" not in self.__dict__:
+            self._resolve()
+        return dict(self.__dict__["_live"])
+
     @cached_property
     def files(self) -> list[FileEntry]:  # type: ignore[override]
         """The live files in path order (for an ordered store: the segments' tables, one after another)."""
+        if self.view is not None:
+            return self.view.files()
         if not self.ordered:
             self._resolve()
             return self.__dict__["files"]
         out: list[FileEntry] = []
         for base, segment in zip(self.seg_base, self.segments, strict=True):
-            for f in segment.files:
-                out.append(FileEntry(f.path, f.sha256, f.tokens, base + f.first_chunk, f.chunk_count, f.imports,
-                                     f.size, f.mtime_ns))
+            out.extend(segment.files_from(base))
         return out
 
     @cached_property
@@ -483,6 +528,12 @@ class SegmentedStore(StoreData):
 
     def file_span(self, path: str) -> tuple[int, int] | None:
         """(first, end) store positions of ``path``'s chunks, or None when it is not in the store."""
+        if self.view is not None:
+            pos = self._view_paths.find(path)
+            if pos < 0:
+                return None
+            first = self.view.view("file_first")[pos]
+            return first, first + self.view.view("file_count")[pos]
         if not self.ordered:
             return super().file_span(path)
         for base, segment in zip(self.seg_base, self.segments, strict=True):
@@ -493,7 +544,14 @@ class SegmentedStore(StoreData):
         return None
 
     @cached_property
+    def _view_paths(self) -> BlobStrings:
+        assert self.view is not None
+        return self.view.paths()
+
+    @cached_property
     def file_tokens(self) -> Mapping[str, int]:  # type: ignore[override]
+        if self.view is not None:
+            return _ViewFileTokens(self._view_paths, self.view.view("file_tokens"))
         if not self.ordered:
             return {f.path: f.tokens for f in self.files}
         return _OrderedFileTokens(self)
@@ -505,6 +563,8 @@ class SegmentedStore(StoreData):
         """Store position → row in the concatenation of all segments."""
         import numpy as np
 
+        if self.view is not None:
+            return np.frombuffer(self.view.raw("perm"), dtype="<i4").astype(np.int64)
         if self.identity or self._sources is None:
             return np.arange(self.rows, dtype=np.int64)
         starts = np.fromiter((self.seg_base[s] + first for s, first, _n in self._sources), dtype=np.int64,
@@ -520,13 +580,17 @@ class SegmentedStore(StoreData):
         """Row in the concatenation of all segments → store position (-1: superseded)."""
         import numpy as np
 
+        if self.view is not None:
+            return np.frombuffer(self.view.raw("position_of_row"), dtype="<i4").astype(np.int64)
         inv = np.full(self.total_rows, -1, dtype=np.int64)
         inv[self.perm] = np.arange(self.rows, dtype=np.int64)
         return inv
 
     @cached_property
-    def position_of_row(self) -> list[int]:
-        """:attr:`inverse` as a plain list (for the plain-Python kernel): concatenated row → position or -1."""
+    def position_of_row(self) -> Sequence[int]:
+        """:attr:`inverse` as plain ints (for the plain-Python kernel): concatenated row → position or -1."""
+        if self.view is not None:
+            return self.view.view("position_of_row")
         if self._sources is None:  # ordered: every row is live and in place
             return list(range(self.total_rows))
         positions = [-1] * self.total_rows
@@ -539,7 +603,12 @@ class SegmentedStore(StoreData):
 
     def locate_index(self, index: int) -> tuple[int, int]:
         """(segment number, local row) of store position ``index``."""
-        row = index if self.identity else int(self.perm[index])
+        if self.identity:
+            row = index
+        elif self.view is not None:  # read from the mapped view: no numpy
+            row = self.view.view("perm")[index]
+        else:
+            row = int(self.perm[index])
         s = bisect_right(self.seg_base, row) - 1
         return s, row - self.seg_base[s]
 
@@ -652,6 +721,13 @@ class SegmentedStore(StoreData):
                     damaged.append(ref.name)
             except OSError:
                 damaged.append(ref.name)
+        if self.view is not None and self.view_ref is not None:
+            try:
+                if (thorough or self.view.path.stat().st_mtime_ns > manifest_mtime) and \
+                        file_sha256(self.view.path) != self.view_ref.sha256:
+                    damaged.append(self.view_ref.name)
+            except OSError:
+                damaged.append(self.view_ref.name)
         return damaged
 
     @cached_property
@@ -662,6 +738,49 @@ class SegmentedStore(StoreData):
     @cached_property
     def vocab(self) -> list[str]:
         return list(self.bm25.vocab)
+
+
+def apply_segments(live: LiveFiles, segments: Sequence[MappedSegment], start: int, path: Path | None) -> None:
+    """Apply ``segments[start:]`` in order to ``live``: removals, refreshed metadata, then their files."""
+    for s in range(start, len(segments)):
+        segment = segments[s]
+        for removed in segment.removes:
+            live.pop(removed, None)
+        for restat_path, (size, mtime_ns) in segment.restat.items():
+            if restat_path in live:
+                owner, entry = live[restat_path]
+                live[restat_path] = (owner, FileEntry(entry.path, entry.sha256, entry.tokens, entry.first_chunk,
+                                                      entry.chunk_count, entry.imports, size, mtime_ns))
+        for f in segment.files:
+            if f.first_chunk < 0 or f.chunk_count < 0 or f.first_chunk + f.chunk_count > segment.rows:
+                raise CceError(f"the index at {path} is corrupt (a file's chunks lie outside its segment) — "
+                               "re-run `cce index` to rebuild it")
+            live[f.path] = (s, f)
+
+
+def save_live_view(store_path: Path, previous: SegmentedStore, refs: Sequence[SegmentRef],
+                   live_before: LiveFiles | None = None) -> ViewRef:
+    """Write the view of the store ``refs`` will name: ``previous``'s segments (a prefix of them) plus new ones.
+
+    Seeded with ``previous``'s live files (``live_before`` when the caller read
+    them already), so only the new segments' tables are read: the cost follows
+    the live files, not the number of segments.
+    """
+    directory = segments_dir(store_path)
+    if [r.name for r in refs[: len(previous.refs)]] != [r.name for r in previous.refs]:
+        raise ValueError("the new segments do not extend the previous store")
+    segments = list(previous.segments) + [MappedSegment(directory / r.name) for r in refs[len(previous.refs):]]
+    live = dict(live_before) if live_before is not None else previous.live_files()
+    apply_segments(live, segments, len(previous.segments), store_path)
+    seg_base: list[int] = []
+    total = 0
+    for segment in segments:
+        seg_base.append(total)
+        total += segment.rows
+    try:
+        return save_view(live, seg_base, total, directory)
+    except OSError as exc:
+        raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
 
 
 def merged_bm25(store: SegmentedStore) -> Bm25Arrays:
@@ -702,8 +821,19 @@ def merged_bm25(store: SegmentedStore) -> Bm25Arrays:
     return Bm25Arrays(union, ptr, docs[order].astype(np.int32), tfs[order].astype(np.int32), store.doc_len)
 
 
-def open_segments(path: Path) -> tuple[dict[str, Any], list[MappedSegment], list[SegmentRef], int, bool]:
-    """The manifest's metadata, its mapped segments, their references, the store's size and its order flag."""
+@dataclass
+class OpenedManifest:
+    meta: dict[str, Any]
+    segments: list[MappedSegment]
+    refs: list[SegmentRef]
+    size: int
+    ordered: bool
+    view: MappedView | None
+    view_ref: ViewRef | None
+
+
+def open_segments(path: Path, use_view: bool = True) -> OpenedManifest:
+    """The manifest's metadata, its mapped segments and their references, the store's size, order flag and view."""
     header = _read_manifest(path)
     named = str(header.get("segments_dir") or segments_dir(path).name)
     if "/" in named or "\\" in named or named in (".", ".."):
@@ -718,8 +848,26 @@ def open_segments(path: Path) -> tuple[dict[str, Any], list[MappedSegment], list
         if segment.size != ref.bytes or segment.rows != ref.rows:
             raise ValueError(f"segment {ref.name} does not match the manifest")
         segments.append(segment)
-    size = path.stat().st_size + sum(r.bytes for r in refs)
-    return dict(header.get("meta", {})), segments, refs, size, header.get("ordered") is True
+    ordered = header.get("ordered") is True
+    view: MappedView | None = None
+    view_ref: ViewRef | None = None
+    if use_view and not ordered and isinstance(header.get("view"), dict):
+        v = header["view"]
+        view_ref = ViewRef(str(v["name"]), str(v["sha256"]), int(v["bytes"]))
+        if "/" in view_ref.name or "\\" in view_ref.name or view_ref.name.startswith("."):
+            raise ValueError(f"view name {view_ref.name!r} is not a plain file name")
+        try:
+            view = MappedView(directory / view_ref.name, len(segments), sum(s.rows for s in segments))
+            if view.size != view_ref.bytes:
+                raise CceError(f"live view {view_ref.name} does not match the manifest")
+        except CceError as exc:
+            if "No such file" in str(exc):
+                raise  # a writer's clean-up raced this read: load_store reads the manifest again
+            # (and after that, does without the view)
+            # The view only saves work: the segments are the store, and are resolved instead.
+            view, view_ref = None, None
+    size = path.stat().st_size + sum(r.bytes for r in refs) + (view_ref.bytes if view_ref is not None else 0)
+    return OpenedManifest(dict(header.get("meta", {})), segments, refs, size, ordered, view, view_ref)
 
 
 def load_store(path: str | os.PathLike[str]) -> SegmentedStore:
@@ -728,8 +876,11 @@ def load_store(path: str | os.PathLike[str]) -> SegmentedStore:
         raise CceError(f"no index at {p} — run `cce index <dir>` first")
     for attempt in range(_OPEN_ATTEMPTS):
         try:
-            meta, segments, refs, size, ordered = open_segments(p)
-            return SegmentedStore(meta, segments, refs, p, size, ordered)
+            # The last attempt does without the live view: a view gone for good (not a race)
+            # only costs the resolution it would have saved.
+            opened = open_segments(p, use_view=attempt + 1 < _OPEN_ATTEMPTS)
+            return SegmentedStore(opened.meta, opened.segments, opened.refs, p, opened.size, opened.ordered,
+                                  opened.view, opened.view_ref)
         except CceError as exc:
             # A segment removed between reading the manifest and opening it: a writer committed
             # a newer manifest meanwhile; read that one.

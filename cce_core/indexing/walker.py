@@ -22,10 +22,15 @@ import re
 import stat
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 
 import pathspec
 
 from cce_core.indexing.sensitive import is_sensitive
+
+# The verdict depends on the name alone, and a large tree repeats names (every package's
+# index.ts, __init__.py, README.md): remembered per name for the life of the process.
+_sensitive_name = lru_cache(maxsize=1 << 16)(is_sensitive)
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 PRUNED_DIRS = frozenset({".git", ".cce", "node_modules", ".venv", "venv", "__pycache__", "dist", "build"})
@@ -194,6 +199,31 @@ class _IgnoreRules:
         """The bases whose .gitignore applies to ``rel_path``, shallow first."""
         return self._bases_of_dir(rel_path.rpartition("/")[0])
 
+    def checks_for(self, rel_dir: str) -> list[tuple[str, re.Pattern[str] | None, pathspec.GitIgnoreSpec]]:
+        """For entries of ``rel_dir``: (path prefix below the base, quick regex, spec) per applicable base.
+
+        Worked out once per directory, so each entry costs only its pattern checks.
+        """
+        if not self._specs:
+            return []
+        above = rel_dir + "/" if rel_dir else ""
+        return [(above[len(base) + 1 if base else 0 :], self._any[base], self._specs[base])
+                for base in self._bases_of_dir(rel_dir)]
+
+    @staticmethod
+    def ignored_by(checks: list[tuple[str, re.Pattern[str] | None, pathspec.GitIgnoreSpec]], name: str,
+                   is_dir: bool) -> bool:
+        """:meth:`ignored` for an entry called ``name`` of the directory ``checks`` were made for."""
+        verdict: bool | None = None
+        for prefix, quick, spec in checks:
+            sub = prefix + name + ("/" if is_dir else "")
+            if quick is not None and quick.match(sub) is None:
+                continue
+            result = spec.check_file(sub)
+            if result.include is not None:
+                verdict = result.include
+        return bool(verdict)
+
     def ignored(self, rel_path: str, is_dir: bool) -> bool:
         if not self._specs:
             return False
@@ -286,6 +316,7 @@ def scan(root: str, protect_secrets: bool = True) -> WalkResult:
         entries.sort(key=lambda e: e.name)
         if any(e.name == ".gitignore" for e in entries):
             rules.load(abs_dir, rel_dir)
+        checks = rules.checks_for(rel_dir)
         subdirs: list[tuple[str, str]] = []
         for entry in entries:
             name = entry.name
@@ -299,19 +330,20 @@ def scan(root: str, protect_secrets: bool = True) -> WalkResult:
                     result.note(_join(rel_dir, shown_name(name)), SkipReason.NAME_NOT_UTF8, 0, True)
                 elif name in PRUNED_DIRS or name.startswith("."):
                     result.note(rel, SkipReason.EXCLUDED_DIR, 0, True)
-                elif rules.ignored(rel, True):
+                elif checks and rules.ignored_by(checks, name, True):
                     result.note(rel, SkipReason.GITIGNORED, 0, True)
                 else:
                     subdirs.append((entry.path, rel))
                 continue
-            _visit_file(result, collected, rules, entry, rel_dir, protect_secrets)
+            _visit_file(result, collected, checks, entry, rel_dir, protect_secrets)
         stack.extend(reversed(subdirs))
     collected.sort(key=lambda f: f.path)
     result.listed = collected
     return result
 
 
-def _visit_file(result: WalkResult, collected: list[ListedFile], rules: _IgnoreRules, entry: os.DirEntry[str],
+def _visit_file(result: WalkResult, collected: list[ListedFile],
+                checks: list[tuple[str, re.Pattern[str] | None, pathspec.GitIgnoreSpec]], entry: os.DirEntry[str],
                 rel_dir: str, protect_secrets: bool) -> None:
     name = entry.name
     try:
@@ -330,10 +362,10 @@ def _visit_file(result: WalkResult, collected: list[ListedFile], rules: _IgnoreR
     if not stat.S_ISREG(st.st_mode):
         result.note(rel, SkipReason.NOT_REGULAR)
         return
-    if rules.ignored(rel, False):
+    if checks and _IgnoreRules.ignored_by(checks, name, False):
         result.note(rel, SkipReason.GITIGNORED, st.st_size)
         return
-    if protect_secrets and is_sensitive(name):
+    if protect_secrets and _sensitive_name(name):
         result.note(rel, SkipReason.SENSITIVE, st.st_size)
         return
     if rust_extension(name) == SKIPPED_EXTENSION:

@@ -154,8 +154,10 @@ class LeanKernel:
 
     @staticmethod
     def suits(store: object, nonzero: list[tuple[int, float]]) -> bool:
-        # Chosen on its own only for stores whose rows are in store order (no reordering pass).
-        if not isinstance(store, SegmentedStore) or not store.identity or len(nonzero) > SPARSE_QUERY_DIMS:
+        # Chosen on its own only for stores whose rows are in store order, or whose re-index wrote
+        # the positions out (a mapped live view: the reordering pass reads them, nothing is built).
+        if not isinstance(store, SegmentedStore) or not (store.identity or store.view is not None) or \
+                len(nonzero) > SPARSE_QUERY_DIMS:
             return False
         return store.rows * max(len(nonzero), 1) <= MAX_COSINE_WORK
 
