@@ -303,7 +303,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     purelib = Path(sysconfig.get_paths()["purelib"])
     missing = _missing_third_party(purelib)
     if missing:
-        pytest.skip(f"the dev venv ({purelib}) lacks {', '.join(missing)}; pip install -r requirements.txt")
+        pytest.skip(f"the dev venv ({purelib}) lacks {', '.join(missing)}; pip install -r requirements-dev.txt")
     env = Venv(tmp_path_factory.mktemp("install"), purelib)
     env.install("cce-core")
     return env

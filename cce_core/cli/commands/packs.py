@@ -36,6 +36,7 @@ def packs(
         _validate(host)
         return
     from cce_core.authoring.inventory import take_inventory
+    from cce_core.plugins.install_hint import install_command
 
     inventory = take_inventory(host)
     if as_json:
@@ -45,7 +46,8 @@ def packs(
         typer.echo(f"warning: {problem}", err=True)
     typer.echo(f"Registered language packs ({len(inventory.packs)}):")
     if not inventory.packs:
-        typer.echo("  (none installed — every file indexes as one module chunk; pip install cce-pack-<language>)")
+        typer.echo("  (none installed — every file indexes as one module chunk; "
+                   f"{install_command('cce-pack-<language>')})")
     for entry in inventory.packs:
         p = entry.pack
         kinds = "?" if entry.node_kinds is None else str(entry.node_kinds)
@@ -62,7 +64,7 @@ def packs(
         typer.echo(f"  {emb.name:<12} {detail} · from {emb.distribution or '?'} {emb.version}")
     typer.echo(f"Document chunkers ({len(inventory.document_chunkers)}):")
     if not inventory.document_chunkers:
-        typer.echo("  (none installed — knowledge ingest needs one; pip install cce-pack-<format>)")
+        typer.echo(f"  (none installed — knowledge ingest needs one; {install_command('cce-pack-<format>')})")
     for doc in inventory.document_chunkers:
         c = doc.chunker
         typer.echo(f"  {c.name:<12} {','.join(c.extensions) or '-':<24} formats {','.join(c.formats)} · "
