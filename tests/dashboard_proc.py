@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from conftest import cce_executable
+from helpers import cce_executable
 
 from cce_core.observability.metrics import format_iso, parse_iso
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import REPO_ROOT
+from helpers import REPO_ROOT
 
 from cce_core.observability.aggregate import aggregate, direction
 from cce_core.observability.metrics import parse_iso, parse_log, read_log

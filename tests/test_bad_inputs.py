@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import cce_executable, run_cce
+from helpers import cce_executable, run_cce
 
 NEST = 100_000
 DEEP_FLOW = "[" * NEST + "]" * NEST

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import REPO_ROOT, copy_tree, run_cce
+from helpers import REPO_ROOT, copy_tree, run_cce
 
 from cce_core.indexing import store as store_module
 

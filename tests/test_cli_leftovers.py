@@ -9,7 +9,7 @@ import shutil
 import struct
 from pathlib import Path
 
-from conftest import REPO_ROOT, run_cce
+from helpers import REPO_ROOT, run_cce
 
 from cce_core.indexing.store import default_store_path, segments_dir
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import REPO_ROOT, cce_executable, copy_tree, run_cce
+from helpers import REPO_ROOT, cce_executable, copy_tree, run_cce
 
 from cce_core.indexing.store import default_store_path, load_store, segments_dir
 
@@ -206,10 +206,10 @@ def test_index_rebuild_refuses_a_plan():
 
 
 def test_the_old_store_answers_until_the_rebuilt_one_replaces_it(tmp_path, monkeypatch):
-    from cce_core.cli.index_runs import index_one
     from cce_core.indexing import indexer as indexer_module
     from cce_core.plugins.host import default_host
     from cce_core.retrieval.searcher import Searcher
+    from cce_core.services.index_project import build_store as index_one
 
     root = copy_tree(SAMPLES, tmp_path / "s")
     host = default_host()

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import PackPlugin, installed_pack, reference_dir
+from helpers import PackPlugin, installed_pack, reference_dir
 from tree_sitter import Node, Parser
 
 from cce_core.authoring.validate import behaviour_problems

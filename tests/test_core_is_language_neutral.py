@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import REPO_ROOT
+from helpers import REPO_ROOT
 
 FORBIDDEN = [
     re.compile(r"""["'](python|javascript|typescript|ruby|rust|c)["']"""),

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import cce_executable, run_cce
+from helpers import cce_executable, run_cce
 
 from cce_core.foundation.errors import CceError
 from cce_core.knowledge.blend import LoadedKnowledge

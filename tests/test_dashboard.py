@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, run_cce
 from dashboard_proc import WEEK_TOTAL_SAVED, Dashboard, copy_anchor, rebase_to_today, write_week_log
+from helpers import REPO_ROOT, run_cce
 
 from cce_core.observability.dashboard_server import PAGE_CSP, DashboardApp, make_server
 from cce_core.observability.metrics import MetricsLog, parse_iso

@@ -15,7 +15,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, run_cce
 from dashboard_proc import (
     WEEK_RETRIEVAL_SAVED,
     WEEK_TOTAL_SAVED,
@@ -25,6 +24,7 @@ from dashboard_proc import (
     write_fortnight_log,
     write_week_log,
 )
+from helpers import REPO_ROOT, run_cce
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

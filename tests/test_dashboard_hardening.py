@@ -157,6 +157,7 @@ def test_idle_partial_and_dribbling_clients_are_cut_off_while_others_are_served(
     assert dash.proc.poll() is None
 
 
+@pytest.mark.slow
 def test_200_concurrent_requests_are_all_answered(dash: Dashboard):
     n = 200
     barrier = threading.Barrier(n)

@@ -16,7 +16,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, reference_dir, run_cce
+from helpers import REPO_ROOT, reference_dir, run_cce
 
 from cce_core import __version__
 from cce_core.indexing.fingerprint import Fingerprint, fingerprint_path, parse_fingerprint
@@ -228,6 +228,7 @@ def test_a_store_without_fingerprint_gets_the_advisory(tmp_path: Path) -> None:
     assert (root / ".cce" / "fingerprint.json").is_file()
 
 
+@pytest.mark.slow
 def test_a_kill_between_store_and_fingerprint_is_detected_and_the_store_stays_usable(tmp_path: Path) -> None:
     root = indexed(tmp_path)
     old_fingerprint = (root / ".cce" / "fingerprint.json").read_bytes()

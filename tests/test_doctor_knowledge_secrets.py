@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cce
+from helpers import run_cce
 
 # Assembled at run time so no file of the repository holds the whole fake key.
 FAKE_AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"

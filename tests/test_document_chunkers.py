@@ -14,7 +14,7 @@ import re
 import types
 
 import pytest
-from conftest import REPO_ROOT, run_cce
+from helpers import REPO_ROOT, run_cce
 
 from cce_core import api
 from cce_core.authoring.validate import validate_documents

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cce
+from helpers import run_cce
 
 from cce_core.evaluation.agent_runs import Question, RunRecord, evaluate, evaluate_texts, grade, is_punt, parse_runs
 

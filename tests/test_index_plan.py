@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, run_cce
+from helpers import REPO_ROOT, run_cce
 
 from cce_core.indexing.walker import MAX_FILE_BYTES, SkipReason
 

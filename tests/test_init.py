@@ -8,7 +8,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
-from conftest import run_cce
+from helpers import run_cce
 
 BEGIN = "<!-- BEGIN CCE MCP -->"
 GUIDANCE = (
@@ -208,7 +208,7 @@ def _agent_env(path_dirs: list[Path], **extra: str) -> dict[str, str]:
 
 
 def test_a_cce_in_a_virtualenv_is_registered_by_its_absolute_path(tmp_path):
-    from conftest import cce_executable
+    from helpers import cce_executable
 
     venv_bin = Path(cce_executable()).parent
     if not (venv_bin.parent / "pyvenv.cfg").is_file():
@@ -229,7 +229,7 @@ def test_a_cce_in_a_virtualenv_is_registered_by_its_absolute_path(tmp_path):
 
 
 def test_a_cce_on_the_agents_path_is_registered_as_plain_cce(tmp_path):
-    from conftest import cce_executable
+    from helpers import cce_executable
 
     on_path = tmp_path / "bin"
     on_path.mkdir()
@@ -491,7 +491,7 @@ def search_through_registered_server(root: Path, query: str, env: dict[str, str]
     import subprocess
     import threading
 
-    from conftest import cce_executable
+    from helpers import cce_executable
 
     if run_cce("mcp", "--help").returncode != 0:
         pytest.skip("this cce has no `mcp` command yet")

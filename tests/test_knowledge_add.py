@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cce
+from helpers import run_cce
 
 from cce_core.foundation.errors import CceError
 from cce_core.knowledge import store as kstore

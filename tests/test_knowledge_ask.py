@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import reference_dir, run_cce
+from helpers import reference_dir, run_cce
 
 from cce_core.foundation.errors import CceError
 from cce_core.knowledge.ask import (

@@ -14,7 +14,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from conftest import run_cce
+from helpers import run_cce
 from test_knowledge_store import FakeChunker, fixture_store
 
 from cce_core.foundation.errors import CceError

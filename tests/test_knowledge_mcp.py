@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import reference_dir, run_cce
+from helpers import reference_dir, run_cce
 from test_mcp import McpClient, index, search_events, write_tiny_repo
 
 PROVENANCE = "[knowledge] Password hashing policy — closed · 2026-02-01T10:00:00Z · https://example.test/1"

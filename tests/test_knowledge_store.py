@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import reference_dir
+from helpers import reference_dir
 
 from cce_core.foundation.errors import CceError
 from cce_core.hookspecs import DocumentSection as Section

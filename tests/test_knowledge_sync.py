@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import test_sync_cli
-from conftest import cce_executable, reference_dir
+from helpers import cce_executable, reference_dir
 from test_sync_cli import bare_remote, cce, git, ok, one_error, seed
 from test_sync_workspace import tiny_repo
 
@@ -508,6 +508,7 @@ def test_old_markers_without_an_install_checksum_are_a_notice(env: dict[str, str
         "older cce) — re-pull with `cce knowledge pull` to enable checksum verification\n")
 
 
+@pytest.mark.slow
 def test_kill_during_pull_leaves_a_usable_store(env: dict[str, str], two_corpora) -> None:
     consumer, _other = two_corpora
     rng = random.Random(7)

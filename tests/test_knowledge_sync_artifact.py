@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import reference_dir
+from helpers import reference_dir
 
 from cce_core.knowledge.ingest import ingest_file
 from cce_core.knowledge.store import KnowledgeChunk, KnowledgeStore, load_store

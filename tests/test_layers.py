@@ -26,10 +26,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("workspace", ("cce_core.workspace",)),
     ("observability", ("cce_core.observability",)),
     ("sync", ("cce_core.sync",)),
-    ("agents", ("cce_core.agents",)),
     ("evaluation", ("cce_core.evaluation",)),
     ("authoring", ("cce_core.authoring",)),
     ("maintenance", ("cce_core.maintenance",)),
+    # The use cases the front-ends share; above every feature, below every front-end.
+    ("services", ("cce_core.services",)),
+    # The front-ends (adapters): the MCP server and the command line.
+    ("agents", ("cce_core.agents",)),
     ("cli", ("cce_core.cli",)),
 ]
 FACADE = "cce_core.api"

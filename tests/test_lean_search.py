@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO_ROOT, copy_tree, reference_dir
+from helpers import REPO_ROOT, copy_tree, reference_dir
 
 from cce_core.hookspecs import Embedder
 from cce_core.indexing.bm25 import bm25_scores

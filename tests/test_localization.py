@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import git, hermetic_env, run_cce
+from helpers import git, hermetic_env, run_cce
 
 from cce_core.evaluation import localization as loc
 from cce_core.foundation.errors import CceError

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cce_executable, run_cce
+from helpers import cce_executable, run_cce
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'mcp>=2.3,<3')")
 
@@ -500,7 +500,7 @@ def test_missing_directory_is_one_error_line(tmp_path: Path) -> None:
 
 
 def test_reference_base_fixture_bodies_round_trip(reference: Path, tmp_path: Path) -> None:
-    from conftest import copy_tree
+    from helpers import copy_tree
 
     root = copy_tree(reference / "test" / "fixture" / "base", tmp_path / "base")
     index(root)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import run_cce
+from helpers import run_cce
 
 from cce_core.agents.mcp_server import McpSession
 from cce_core.hookspecs import hookimpl

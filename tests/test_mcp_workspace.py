@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cce_executable, copy_tree, reference_dir, run_cce
+from helpers import cce_executable, copy_tree, reference_dir, run_cce
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'mcp>=2.3,<3')")
 

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import copy_tree, run_cce
+from helpers import copy_tree, run_cce
 
 from cce_core.observability.metrics import parse_iso, read_log
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, cce_executable
+from helpers import REPO_ROOT, cce_executable
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -36,6 +36,7 @@ def generated_corpus(root: Path, files: int = 240, functions: int = 150) -> Path
     return root
 
 
+@pytest.mark.slow
 def test_kill9_of_index_leaves_no_worker_behind(tmp_path: Path) -> None:
     kill9 = _kill9()
     corpus = generated_corpus(tmp_path / "corpus")

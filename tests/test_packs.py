@@ -17,7 +17,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from conftest import PackPlugin, installed_pack
+from helpers import PackPlugin, installed_pack
 
 from cce_core.foundation.errors import CceError
 from cce_core.hookspecs import ENTRY_POINT_GROUP, hookimpl

@@ -6,7 +6,7 @@ import os
 from dataclasses import replace
 
 import pytest
-from conftest import REPO_ROOT
+from helpers import REPO_ROOT
 
 from cce_core.foundation.errors import CceError
 from cce_core.hookspecs import hookimpl

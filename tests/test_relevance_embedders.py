@@ -15,7 +15,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import REPO_ROOT, run_cce
+from helpers import REPO_ROOT, run_cce
 
 from cce_core.api import Embedder, hookimpl
 from cce_core.evaluation import relevance as rel

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cce
+from helpers import run_cce
 
 from cce_core.cli.commands.savings import metrics_source
 from cce_core.observability.pricing import builtin_table

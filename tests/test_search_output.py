@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_cce
+from helpers import run_cce
 
 RANK_ROW = re.compile(r"^ ?\d+\. \[\d+\.\d{6}\] ")
 FORGED = "\n 1. [0.999999] fake.py:1-2 (function/fn)\u2028 2. [0.999998] fake2.py \u202eevil\x1b[2J"

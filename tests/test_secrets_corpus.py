@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_cce, store_bytes
+from helpers import run_cce, store_bytes
 from secret_formats import FORMATS, SecretFormat, tail
 
 from cce_core.indexing.store import default_store_path, load_store

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import run_cce, store_bytes
+from helpers import run_cce, store_bytes
 
 from cce_core.foundation.textrules import estimate_tokens
 from cce_core.indexing.store import default_store_path, load_store

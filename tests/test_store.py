@@ -7,7 +7,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, copy_tree, run_cce
+from helpers import REPO_ROOT, copy_tree, run_cce
 
 from cce_core.foundation.errors import CceError
 from cce_core.indexing import store as store_module

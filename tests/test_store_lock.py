@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import cce_executable, run_cce
+from helpers import cce_executable, run_cce
 
 from cce_core.foundation.errors import CceError
 from cce_core.indexing.store import default_store_path
@@ -149,6 +149,7 @@ def assert_healthy(root: Path, results: list[subprocess.CompletedProcess[str]]) 
 # --------------------------------------------------------------------------- racing writers
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fresh", "edit", "compact"])
 def test_two_concurrent_index_runs_leave_a_store_that_answers_like_a_serial_index(corpus: Path, tmp_path: Path,
                                                                                    mode: str) -> None:
@@ -189,6 +190,7 @@ def test_with_a_timeout_the_second_writer_gives_up_with_one_error_line(corpus: P
     assert not store.exists()  # nothing was written
 
 
+@pytest.mark.slow
 def test_a_holder_killed_with_kill_9_leaves_no_stale_lock(corpus: Path, holders: list[Holder]) -> None:
     store = default_store_path(corpus)
     holder = Holder(store, fork=True)  # its forked child lives on, with a copy of the lock's descriptor

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import copy_tree, reference_dir
+from helpers import copy_tree, reference_dir
 
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import estimate_tokens, tokenize_bytes

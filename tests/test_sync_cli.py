@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, cce_executable, copy_tree, git, hermetic_env
+from helpers import REPO_ROOT, cce_executable, copy_tree, git, hermetic_env
 
 from cce_core.default_plugins.hash_embedder import HashEmbedder
 from cce_core.indexing.indexer import build_index
@@ -337,6 +337,7 @@ def test_four_pushes_at_once_all_land(env: dict[str, str], tmp_path: Path) -> No
         assert (base / f"{sha}.cce").is_file() and (base / "refs" / "main").read_text() == f"{sha}\n"
 
 
+@pytest.mark.slow
 def test_kill_during_push_and_pull_never_corrupts(env: dict[str, str], tmp_path: Path, published) -> None:
     url, src, _sha = published
     consumer = tmp_path / "consumer"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import git
+from helpers import git
 from test_sync_cli import bare_remote, cce, env, ok, one_error, published, seed
 
 from cce_core.foundation.textrules import estimate_tokens, tokenize_bytes

@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, git, run_cce
+from helpers import REPO_ROOT, git, run_cce
 from test_sync_cli import bare_remote, cce, env, ok, one_error, source_repo
 
 from cce_core.indexing.pack_drift import pack_drift

@@ -11,7 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from conftest import git
+from helpers import git
 from test_sync_cli import cce, env, ok, one_error, published, source_repo
 
 __all__ = ["env", "published"]  # fixtures, imported so that pytest finds them here

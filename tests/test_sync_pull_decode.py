@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import reference_dir
+from helpers import reference_dir
 
 from cce_core.indexing.indexer import build_index
 from cce_core.indexing.store import serialize_parts

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cce_executable, git
+from helpers import cce_executable, git
 from test_sync_cli import bare_remote, cce, env, ok, source_repo
 
 from cce_core.sync.pull_decode import PARALLEL_MIN_BYTES
@@ -68,6 +68,7 @@ def _is_cce(pid: int) -> bool:
     return any(arg.endswith(b"cce") for arg in argv[:2])
 
 
+@pytest.mark.slow
 def test_kill_9_after_the_fork_leaves_no_child(env: dict[str, str], tmp_path: Path) -> None:
     url = bare_remote(env, tmp_path / "cache.git")
     src = source_repo(env, tmp_path / "src", tree=_big_tree(tmp_path / "tree"))

@@ -674,6 +674,7 @@ def test_four_processes_pushing_at_once_all_land(bare: Bare, tmp_path: Path, sha
             assert f"hash/2.3/p{n}/{i:04d}.cce" in keys
 
 
+@pytest.mark.slow
 @posix_only
 def test_kill_9_at_random_moments_leaves_a_healable_clone_and_a_consistent_remote(bare: Bare, tmp_path: Path):
     clone = clone_path(tmp_path, "shared")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import git
+from helpers import git
 from test_sync_cli import bare_remote, cce, env, ok, source_repo
 
 from cce_core.foundation.textrules import estimate_tokens, tokenize_bytes

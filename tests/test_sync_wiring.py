@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cce_executable
+from helpers import cce_executable
 from test_init import MCP_JSON, NEXT_STEPS
 from test_sync_cli import bare_remote, cce, env, git, ok, one_error, published, source_repo
 

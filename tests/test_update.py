@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, run_cce
+from helpers import REPO_ROOT, run_cce
 
 from cce_core.maintenance.updates import (
     CORE_DISTRIBUTION,

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cce
+from helpers import run_cce
 
 from cce_core.foundation.errors import CceError
 from cce_core.observability.aggregate import aggregate

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from conftest import installed_pack
+from helpers import installed_pack
 
 from cce_core.authoring.validate import behaviour_problems, validate_all, validate_pack
 from cce_core.hookspecs import LanguagePack, hookimpl

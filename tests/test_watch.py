@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cce_executable, git, hermetic_env
+from helpers import cce_executable, git, hermetic_env
 
 from cce_core.indexing.watch import (
     ChangeBatcher,

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import copy_tree, run_cce
+from helpers import copy_tree, run_cce
 
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import format6

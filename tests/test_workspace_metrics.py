@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import cce_executable, copy_tree, run_cce
+from helpers import cce_executable, copy_tree, run_cce
 
 from cce_core.observability.aggregate import aggregate
 from cce_core.observability.metrics import parse_iso, parse_log

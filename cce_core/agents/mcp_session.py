@@ -314,23 +314,17 @@ class SessionState:
         embedder_name, protect = self._store_build_settings()
 
         def reindex(_changed: frozenset[str]) -> IndexStats:
-            from cce_core.indexing.indexer import index_directory
-            from cce_core.indexing.store import default_store_path
+            from cce_core.services.index_project import reindex_pass
 
             host = self.host()
             host.require_healthy()
-            _data, stats = index_directory(self.root, self.store_path, host, host.ready_embedder(embedder_name,
-                                                                                                  "index"),
-                                           protect_secrets=protect)
-            if self.store_path.resolve() == default_store_path(self.root).resolve():
-                from cce_core.sync.service import forget_pull
-
-                forget_pull(self.root)
-            return stats
+            return reindex_pass(self.root, self.store_path, host, host.ready_embedder(embedder_name, "index"),
+                                protect_secrets=protect)
 
         def failed(exc: BaseException) -> None:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            _say(f"warning: re-index failed: {first} — still watching")
+            from cce_core.services.index_project import reindex_failure_line
+
+            _say(reindex_failure_line(exc))
 
         watcher: DirectoryWatcher[IndexStats] = DirectoryWatcher(
             self.root, reindex, on_pass=lambda r: _say(describe_pass(r, r.result.total_chunks)), on_error=failed,

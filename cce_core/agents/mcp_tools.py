@@ -22,7 +22,6 @@ where it stopped and the argument that gets the rest — ``max_tokens`` for
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
 
     from cce_core.agents.mcp_session import LoadedIndex, SessionState
     from cce_core.indexing.chunker import Chunk
-    from cce_core.sync.settings import SyncSettings
+    from cce_core.services.session_search import CodeSearch
 
 ToolResult = tuple[str, bool]
 
@@ -502,40 +501,15 @@ def context_search(session: SessionState, args: Mapping[str, Any]) -> ToolResult
     return _finish_search(session, text, record, found.total, found.notice), False
 
 
-@dataclasses.dataclass
-class CodeSearch:
-    """One code ranking before it is logged and rendered (``source: both`` blends it with knowledge)."""
-
-    data: Any
-    results: list[Any]
-    rows: list[Any]  # GrammarRow per result
-    total: int
-    notice: str | None
-    latency_ms: float
-
-
 def code_search(session: SessionState, query: str, top_k: int, graph: bool,
                 package: str | None) -> CodeSearch | str:
     """Rank the code index (or the workspace union); a guidance text when there is nothing to search."""
-    if session.workspace:
-        return _code_search_workspace(session, query, top_k, graph, package)
-    loaded = session.load_index()
-    if loaded is None:
-        return MISSING_INDEX
-    searcher, notice = session.query_searcher(loaded)
-    started = time.perf_counter()
-    if searcher is not None:
-        results = searcher.search(query, top_k=top_k, graph=graph)
-    else:
-        from cce_core.retrieval.single_signal import bm25_only_search
+    from cce_core.services.session_search import NothingToSearch, session_code_search
 
-        results = bm25_only_search(loaded.data, query, top_k)
-    latency_ms = (time.perf_counter() - started) * 1000.0
-
-    from cce_core.observability.result_line import GrammarRow
-
-    rows = [GrammarRow.from_result(r) for r in results]
-    return CodeSearch(loaded.data, results, rows, len(loaded.data.chunks), notice, latency_ms)
+    found = session_code_search(session, query, top_k, graph, package)
+    if isinstance(found, NothingToSearch):
+        return {"index": MISSING_INDEX, "workspace": MISSING_WORKSPACE_INDEX}.get(found.reason, found.message)
+    return found
 
 
 def log_code_search(session: Any, found: CodeSearch, *, query: str, top_k: int, graph: bool,
@@ -546,17 +520,14 @@ def log_code_search(session: Any, found: CodeSearch, *, query: str, top_k: int, 
 
     Returns (bodies, record, query_id).
     """
-    from cce_core.observability.metrics import MetricsWriter
-    from cce_core.observability.search_record import build_search_record
     from cce_core.retrieval.detail_views import FULL
+    from cce_core.services.session_search import record_session_search
 
-    full = detail == FULL
-    data, results = found.data, found.results
+    results = found.results
     bodies = [session.compress(r.chunk.file_path, r.chunk.content, detail) for r in results]
-    record = build_search_record(results, data.file_tokens, query, top_k, graph, data.embedder or "hash",
-                                 found.latency_ms, source="mcp", served_bodies=None if full else bodies,
-                                 knowledge_results=knowledge_results, ranking=session.ranking_profile)
-    query_id = MetricsWriter(session.metrics_path).log_search(record)
+    record, query_id = record_session_search(session, found, query=query, top_k=top_k, graph=graph,
+                                             served_bodies=None if detail == FULL else bodies,
+                                             knowledge_results=knowledge_results)
     session.note_search_usage(record.tokens_saved)
     session.ledger.note_search(query, [r.chunk.chunk_id for r in results],
                                [r.chunk.file_path for r in results])
@@ -574,8 +545,10 @@ def _blended_search(session: SessionState, query: str, source: str, *, top_k: in
         knowledge_hits,
         with_notice,
     )
-    from cce_core.knowledge.blend import display_record_id, merge
+    from cce_core.knowledge.blend import display_record_id
     from cce_core.retrieval.detail_views import FULL, bounded_view
+    from cce_core.services.search_knowledge import blend
+    from cce_core.services.session_search import CodeSearch
 
     hits, knowledge_notice, knowledge_total = knowledge_hits(session, query, top_k)
     found: CodeSearch | str | None = None
@@ -587,19 +560,18 @@ def _blended_search(session: SessionState, query: str, source: str, *, top_k: in
                                    [display_record_id(h.chunk.record_id, profile) for h in hits])
     code_notice = record = query_id = None
     served: dict[int, tuple[Any, str]] = {}  # by result object: two members may share a chunk id
-    code_results: list[Any] = []
     total = knowledge_total
+    blended = blend(found.results if isinstance(found, CodeSearch) else [], hits, top_k)
     if isinstance(found, CodeSearch):
-        shown = sum(1 for item in merge(found.results, hits, top_k) if item.is_knowledge)
         bodies, record, query_id = log_code_search(session, found, query=query, top_k=top_k, graph=graph,
-                                                   detail=detail, knowledge_results=shown)
+                                                   detail=detail, knowledge_results=blended.knowledge_shown)
         served = {id(r): (row, body) for r, row, body in zip(found.results, found.rows, bodies, strict=True)}
-        code_results, code_notice, total = found.results, found.notice, total + found.total
+        code_notice, total = found.notice, total + found.total
     elif found is not None and not session.workspace and found == MISSING_INDEX and session.store_path.exists():
         code_notice = CODE_INDEX_LOAD_ERROR_NOTICE  # a code index on disk that cannot be loaded
     rows: list[Any] = []
     row_bodies: list[str] = []
-    for rank, item in enumerate(merge(code_results, hits, top_k), start=1):
+    for rank, item in enumerate(blended.rows, start=1):
         if item.is_knowledge:
             rows.append(knowledge_header(rank, item.hit))
             # A section has no compact form: it is served whole, up to a bound below full detail.
@@ -630,55 +602,6 @@ def _finish_search(session: SessionState, text: str, record: Any, total: int, no
     return text
 
 
-class _KeywordOnly:
-    """The degraded BM25-only ranking behind the searcher interface ``federated_search`` calls."""
-
-    def __init__(self, loaded: LoadedIndex) -> None:
-        self.loaded = loaded
-
-    def search(self, query: str, top_k: int, graph: bool = True) -> list[Any]:
-        from cce_core.retrieval.single_signal import bm25_only_search
-
-        return bm25_only_search(self.loaded.data, query, top_k)
-
-
-def _code_search_workspace(session: SessionState, query: str, top_k: int, graph: bool,
-                           package: str | None) -> CodeSearch | str:
-    """One ranking over the in-scope members, rows labelled by package, the event in the root log."""
-    from cce_core.foundation.errors import CceError
-    from cce_core.workspace.federation import FederatedSearcher, check_same_embedder, federated_search, parse_scope
-    from cce_core.workspace.manifest import load_graph_or_empty
-
-    try:
-        manifest = session.manifest()
-    except CceError:
-        return MISSING_WORKSPACE_INDEX
-    try:
-        scope = parse_scope(package)
-        bundle = session.workspace_bundle(manifest, scope)
-        check_same_embedder(bundle.members)
-        loaded = bundle.union
-    except CceError as exc:  # empty or unknown scope, an unindexed member: guidance, not a failure
-        return str(exc)
-    ws_graph = load_graph_or_empty(session.root, manifest)
-    searcher, notice = session.query_searcher(
-        loaded, lambda data, embedder: FederatedSearcher(data, embedder, ws_graph, profile=session.ranking_profile))
-    started = time.perf_counter()
-    if searcher is not None:
-        searcher.graph = ws_graph  # the member graph is re-read per call, like the manifest
-        results = federated_search(searcher, bundle.members, query, top_k, graph)
-    else:
-        results = federated_search(_KeywordOnly(loaded), bundle.members, query, top_k, graph)
-    latency_ms = (time.perf_counter() - started) * 1000.0
-
-    from cce_core.observability.result_line import GrammarRow
-
-    # The federated results carry member-namespaced chunks, so the event and the ledger name `member/path`;
-    # the rows show the package and the path inside it.
-    rows = [dataclasses.replace(GrammarRow.from_result(r, r.package), file_path=r.file_path) for r in results]
-    return CodeSearch(loaded.data, results, rows, bundle.total_chunks, notice, latency_ms)
-
-
 LOCAL_SOURCE = "local (built by cce index)"
 NO_REMOTE_LINE = "  remote  : (no sync remote configured — pure local)"
 BEHIND_LINE = "  behind remote: yes — run `cce sync pull --latest`"
@@ -697,36 +620,18 @@ def freshness_lines(root: Path) -> list[str]:
     ``index_status`` must always answer. ``behind remote`` is ``yes`` only
     when both shas are known and differ.
     """
-    from cce_core.sync.service import load_marker
-    from cce_core.sync.settings import load_sync_settings
+    from cce_core.services.index_freshness import index_freshness
 
-    marker = load_marker(root)
-    source = f"pulled via cce sync (sha {one_line(marker.sha[:SHORT_SHA])})" if marker is not None else LOCAL_SOURCE
+    fresh = index_freshness(root)
+    source = (f"pulled via cce sync (sha {one_line(fresh.pulled_sha[:SHORT_SHA])})" if fresh.pulled_sha is not None
+              else LOCAL_SOURCE)
     lines = [f"  source  : {source}"]
-    # A malformed config is reported by the commands that act on it; a status answer stays quiet.
-    settings = load_sync_settings(root, warn=lambda _message: None)
-    if not settings.remote:
+    if not fresh.remote_configured:
         return [*lines, NO_REMOTE_LINE]
-    latest = _remote_latest(root, settings)
-    behind = marker is not None and latest is not None and marker.sha != latest
+    latest = fresh.remote_latest
     lines.append(f"  remote latest: {one_line(latest[:SHORT_SHA]) if latest is not None else UNKNOWN_LATEST}")
-    lines.append(BEHIND_LINE if behind else "  behind remote: no")
+    lines.append(BEHIND_LINE if fresh.behind_remote else "  behind remote: no")
     return lines
-
-
-def _remote_latest(root: Path, settings: SyncSettings) -> str | None:
-    """The sha the remote's ``main`` pointer names, or None when it cannot be read for any reason."""
-    from cce_core.sync.identity import DEFAULT_REF, resolve_repo_id
-    from cce_core.sync.service import STATUS_LOCK_TIMEOUT_SECONDS, open_remote, read_pointer
-
-    try:
-        repo_id = resolve_repo_id(root, settings)
-        # Reads only: no git-LFS set-up, which would commit to the cache.
-        sha = read_pointer(open_remote(settings, lfs=False, lock_timeout=STATUS_LOCK_TIMEOUT_SECONDS), repo_id,
-                           DEFAULT_REF)
-    except Exception:  # offline, clone failure, busy clone, bad id: the answer is "unknown"
-        return None
-    return sha or None
 
 
 def index_status(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
@@ -766,8 +671,7 @@ def _code_index_status(session: SessionState) -> ToolResult:
 
 def _index_status_workspace(session: SessionState) -> ToolResult:
     from cce_core.foundation.errors import CceError
-    from cce_core.workspace.federation import workspace_stats
-    from cce_core.workspace.manifest import load_graph_or_empty
+    from cce_core.services.workspace_stats import workspace_statistics
 
     try:
         manifest = session.manifest()
@@ -777,20 +681,19 @@ def _index_status_workspace(session: SessionState) -> ToolResult:
         bundle = session.workspace_bundle(manifest, None)
     except CceError as exc:
         return str(exc), False
-    stats = workspace_stats(bundle.members)
-    edges = load_graph_or_empty(session.root, manifest).edges
-    lines = [f"Workspace status: {one_line(manifest.name)}"]
+    stats = workspace_statistics(session.root, manifest, bundle.members)
+    lines = [f"Workspace status: {one_line(stats.name)}"]
     lines += [f"  {one_line(s.name)} (package {one_line(s.package)}) — files {s.files}, chunks {s.chunks}"
-              for s in stats]
-    lines.append(f"  totals  : files {sum(s.files for s in stats)}, chunks {sum(s.chunks for s in stats)}")
-    lines.append(f"  edges ({len(edges)}):")
-    lines += [f"    {one_line(e.source)} -> {one_line(e.target)} (via {one_line(e.via)})" for e in edges]
+              for s in stats.members]
+    lines.append(f"  totals  : files {stats.total_files}, chunks {stats.total_chunks}")
+    lines.append(f"  edges ({len(stats.edges)}):")
+    lines += [f"    {one_line(e.source)} -> {one_line(e.target)} (via {one_line(e.via)})" for e in stats.edges]
     lines += freshness_lines(session.root)
     return "\n".join(lines) + "\n", False
 
 
 def record_feedback(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
-    from cce_core.observability.metrics import MetricsWriter
+    from cce_core.services.feedback import record_feedback as record
 
     query_id = trim(str_arg(args, "query_id") or "")
     if not query_id:
@@ -799,7 +702,7 @@ def record_feedback(session: SessionState, args: Mapping[str, Any]) -> ToolResul
     if helpful is None:
         return "record_feedback requires a boolean `helpful` (true or false).", True
     note = str_arg(args, "note") or ""
-    if MetricsWriter(session.metrics_path).log_feedback(query_id, helpful, note) is None:
+    if record(session.metrics_path, query_id, helpful, note).event_id is None:
         return "could not record feedback (the metrics log is not writable).", True
     verdict = "helpful" if helpful else "not helpful"
     return (f"Recorded feedback ({verdict}) for {echo(query_id)}. This feeds the dashboard's retrieval-quality "
@@ -880,6 +783,26 @@ def expand_answer(session: SessionState, chunk_id: str, scope: str) -> tuple[str
     if not chunks:
         return f"no import-graph neighbours for {shown} in the current index.", True
     return render_group(f"neighbours of {shown} — {len(chunks)} chunk(s):", [(c, c.content) for c in chunks]), True
+
+
+@dataclasses.dataclass(frozen=True)
+class Expansion:
+    """``cce expand``'s answer: the tool's text, whether the id resolved, whether nothing is indexed at all."""
+
+    text: str
+    found: bool
+    nothing_indexed: bool
+
+
+def expand_in_project(root: Path, chunk_id: str, scope: str) -> Expansion:
+    """What the ``expand_chunk`` tool answers for ``chunk_id``, from a fresh session over ``root``."""
+    from cce_core.agents.mcp_session import SessionState
+
+    session = SessionState(root)
+    text, found = expand_answer(session, chunk_id, scope)
+    # Only when the id resolved nowhere is it worth asking whether anything is indexed at all.
+    nothing = not found and text == MISSING_INDEX and not session.load_knowledge().present
+    return Expansion(text, found, nothing)
 
 
 def related_context(session: SessionState, args: Mapping[str, Any]) -> ToolResult:

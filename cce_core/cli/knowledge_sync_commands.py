@@ -15,11 +15,12 @@ from typing import Annotated
 import click
 import typer
 
+from cce_core.cli.options import ProjectDirOption
+
 CorpusOption = Annotated[str | None, typer.Option("--corpus", help="The corpus id (default: "
                                                                     "knowledge.sync.corpus_id).")]
 RemoteOption = Annotated[str | None, typer.Option("--remote", help="The cache URL (default: knowledge.sync.remote, "
                                                                    "else sync.remote).")]
-DirOption = Annotated[Path, typer.Option("--dir", help="Project directory (default: .).")]
 
 
 def register(group: typer.Typer) -> None:
@@ -41,7 +42,7 @@ def push(
                                                         "dropped.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what the push would change on the remote; push "
                                                             "nothing.")] = False,
-    dir_: DirOption = Path("."),
+    dir_: ProjectDirOption = Path("."),
 ) -> None:
     """Publish the current knowledge store to the sync remote as a .cck artifact."""
     from cce_core.sync import knowledge_service
@@ -63,7 +64,7 @@ def pull(
     snapshot: Annotated[str | None, typer.Option("--snapshot", help="Pull this snapshot instead.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a store pulled from another corpus.")] = False,
     remote: RemoteOption = None,
-    dir_: DirOption = Path("."),
+    dir_: ProjectDirOption = Path("."),
 ) -> None:
     """Install a knowledge corpus from the sync remote into .cce/knowledge/."""
     from cce_core.sync import knowledge_service

@@ -6,41 +6,34 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cce_core.foundation.errors import CceError
-
 if TYPE_CHECKING:
     from cce_core.plugins.host import PluginHost
     from cce_core.retrieval.searcher import Searcher
 
 
-_warned_hosts: set[int] = set()
+def stderr_line(line: str) -> None:
+    """The warning sink the CLI hands to the services: one line on stderr."""
+    sys.stderr.write(line + "\n")
 
 
 def warn_about_hooks(host: PluginHost) -> None:
     """Say once per process, on stderr, which installed plugins implement hooks that are never called."""
-    if id(host) in _warned_hosts:
-        return
-    _warned_hosts.add(id(host))
-    for problem in host.hook_problems:
-        sys.stderr.write(f"warning: {problem} (run `cce packs --validate`)\n")
+    from cce_core.services.plugin_warnings import warn_once_about_hooks
+
+    warn_once_about_hooks(host, stderr_line)
 
 
 def command_host() -> PluginHost:
     """Every installed plugin, refused when one failed to load or two packs clash."""
-    from cce_core.plugins.host import default_host
+    from cce_core.services.plugin_warnings import healthy_host
 
-    host = default_host()
-    host.require_healthy()
-    warn_about_hooks(host)
-    return host
+    return healthy_host(stderr_line)
 
 
 def require_dir(path: Path) -> Path:
-    if not path.exists():
-        raise CceError(f"no such directory: {path}")
-    if not path.is_dir():
-        raise CceError(f"not a directory: {path}")
-    return path
+    from cce_core.services.paths import require_dir as existing_dir
+
+    return existing_dir(path)
 
 
 def chosen_dir(directory: Path | None, dir_: Path | None) -> Path | None:
@@ -54,6 +47,20 @@ def chosen_dir(directory: Path | None, dir_: Path | None) -> Path | None:
     return require_dir(picked) if picked is not None else None
 
 
+def metrics_log_dir(directory: Path | None, dir_: Path | None, metrics: Path | None,
+                    store: Path | None) -> Path | None:
+    """The project directory whose ``.cce/metrics.jsonl`` a metrics command uses (``--dir`` wins over DIR).
+
+    Checked to exist only when the log is read from it — ``--metrics`` and
+    ``--store`` name the log without it — so a typo is named, never read as
+    an empty log or created.
+    """
+    picked = dir_ if dir_ is not None else directory
+    if picked is not None and metrics is None and store is None:
+        require_dir(picked)
+    return picked
+
+
 def store_for_read(store: Path | None, dir_: Path | None) -> Path:
     """``--store`` when given, else the store of ``--dir`` (default: the current directory, checked to exist)."""
     from cce_core.indexing.store import default_store_path
@@ -63,24 +70,26 @@ def store_for_read(store: Path | None, dir_: Path | None) -> Path:
     return default_store_path(require_dir(dir_) if dir_ is not None else Path("."))
 
 
+def write_report(path: Path, text: str) -> None:
+    """Write a report the user asked for with ``--output`` (atomically), or one ``could not write`` error."""
+    from cce_core.foundation.atomic import atomic_write
+    from cce_core.foundation.errors import CceError
+
+    try:
+        atomic_write(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise CceError(f"could not write {path}: {exc.strerror or exc}") from exc
+
+
+def store_for_write(store: Path | None, directory: Path) -> Path:
+    """``--store`` when given, else ``DIR/.cce/index.cce``."""
+    from cce_core.indexing.store import default_store_path
+
+    return store if store is not None else default_store_path(directory)
+
+
 def open_searcher(store_path: Path, ranking: str | None = None) -> Searcher:
-    """A searcher over the store at ``store_path`` with the embedder that built it.
+    """A searcher over the store at ``store_path`` with the embedder that built it (see the search service)."""
+    from cce_core.services.search_project import open_searcher as searcher_for
 
-    ``ranking`` is the ``--ranking`` option as typed (None when absent); the profile is
-    resolved from it, the environment and the project's config (retrieval.profiles).
-    """
-    from cce_core.indexing.store import load_store
-    from cce_core.plugins.host import host_for_embedder
-    from cce_core.retrieval.profiles import resolve_profile, resolve_stages, root_of_store
-    from cce_core.retrieval.searcher import Searcher
-    from cce_core.retrieval.store_embedder import embedder_for_store, store_embedder_name
-
-    root = root_of_store(store_path)
-    profile = resolve_profile(ranking, root)
-    disabled = resolve_stages(root)
-    data = load_store(store_path)
-    # A search needs the embedder that built the store, not the language packs.
-    host = host_for_embedder(store_embedder_name(data))
-    host.require_healthy()
-    warn_about_hooks(host)
-    return Searcher(data, embedder_for_store(host, data), profile=profile, disabled_stages=disabled)
+    return searcher_for(store_path, ranking, stderr_line)

@@ -9,8 +9,7 @@ from typing import Annotated
 
 import typer
 
-from cce_core.cli.shared import command_host, require_dir
-from cce_core.foundation.errors import CceError
+from cce_core.cli.shared import command_host, require_dir, write_report
 
 
 def register(app: typer.Typer) -> None:
@@ -38,22 +37,16 @@ def bench(
     ] = None,
 ) -> None:
     """Index REPO_DIR in memory and measure recall, token savings and latency."""
-    from cce_core.evaluation.bench import run_bench
-    from cce_core.indexing.store import atomic_write
+    from cce_core.services.bench import bench_repository
 
     del store  # the family accepts --store here and never reads it
     require_dir(repo_dir)
     host = command_host()
     emb = host.embedder("hash") if embedder == "hash" else host.ready_embedder(embedder, "index")
-    from cce_core.retrieval.profiles import resolve_profile
-
-    report = run_bench(repo_dir, lang=lang, name=name, commit=commit, queries_file=queries, host=host,
-                       embedder=emb, profile=resolve_profile(ranking))
+    report = bench_repository(repo_dir, host, emb, ranking=ranking, lang=lang, name=name, commit=commit,
+                              queries_file=queries)
     if output is not None:
-        try:
-            atomic_write(output, report.markdown().encode("utf-8"))
-        except OSError as exc:
-            raise CceError(f"could not write {output}: {exc.strerror or exc}") from exc
+        write_report(output, report.markdown())
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
         return

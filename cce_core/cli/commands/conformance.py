@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from cce_core.cli.shared import command_host, require_dir
-from cce_core.foundation.errors import CceError
+from cce_core.cli.shared import command_host, require_dir, write_report
 
 
 def register(app: typer.Typer) -> None:
@@ -22,12 +21,7 @@ def conformance(
 ) -> None:
     """Write the cross-engine conformance JSON for FIXTURE_DIR."""
     from cce_core.evaluation.conformance import conformance_json
-    from cce_core.indexing.store import atomic_write
 
     require_dir(fixture_dir)
-    text = conformance_json(fixture_dir, command_host())
-    try:
-        atomic_write(output, text.encode("utf-8"))
-    except OSError as exc:
-        raise CceError(f"could not write {output}: {exc.strerror or exc}") from exc
+    write_report(output, conformance_json(fixture_dir, command_host()))
     typer.echo(f"wrote {output}")

@@ -27,28 +27,14 @@ def serve(
     top_k: Annotated[int, typer.Option("--top-k", min=0, help="Most docs in one answer.")] = 10,
 ) -> None:
     """Serve GET /docs?service=NAME from the knowledge store on loopback, bearer token required, until Ctrl-C."""
-    from cce_core.foundation.config import load_config
-    from cce_core.foundation.errors import CceError
-    from cce_core.knowledge.corpus_server import (
-        CorpusApp,
-        CorpusServer,
-        load_knowledge_for_serving,
-        loopback_host,
-        resolve_token,
-    )
+    from cce_core.services.corpus import open_corpus_server
 
-    loopback_host(host)  # refused before the token or the store is even read
-    token = resolve_token(token_file)
-    knowledge = load_knowledge_for_serving(dir_)
-    app = CorpusApp(knowledge, token, top_k, load_config(dir_).knowledge_min_score)
-    try:
-        server = CorpusServer(app, host, port)
-    except OSError as exc:
-        raise CceError(f"corpus serve failed: could not listen on {host}:{port}: {exc.strerror or exc}") from None
+    opened = open_corpus_server(dir_, host, port, token_file, top_k)
+    server = opened.server
     try:
         print(f"cce corpus serve: serving {server.url}?service=…  (loopback only, read-only, bearer token "
               "required)", flush=True)
-        print(f"knowledge store : {dir_ / '.cce' / 'knowledge'} ({len(knowledge.store.chunks)} sections)",
+        print(f"knowledge store : {dir_ / '.cce' / 'knowledge'} ({opened.sections} sections)",
               flush=True)
         print("press Ctrl-C to stop.", flush=True)
         server.serve_forever()

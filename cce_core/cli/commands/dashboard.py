@@ -12,11 +12,13 @@ from typing import Annotated
 
 import typer
 
+from cce_core.cli.options import IndexedDirOption
+
 
 def dashboard(
     directory: Annotated[Path | None, typer.Argument(help="Indexed directory (same as --dir); the workspace "
                                                          "root with --workspace.")] = None,
-    dir_: Annotated[Path | None, typer.Option("--dir", help="Indexed directory (default: .).")] = None,
+    dir_: IndexedDirOption = None,
     store: Annotated[Path | None, typer.Option(help="Store file; the log is metrics.jsonl beside it.")] = None,
     metrics: Annotated[Path | None, typer.Option(help="Metrics log to read (overrides --store and --dir).")] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0 = any free port).")] = 8787,
@@ -31,31 +33,22 @@ def dashboard(
     """Serve a read-only metrics dashboard on http://127.0.0.1:PORT/ until Ctrl-C."""
     import math
 
-    from cce_core.cli.shared import chosen_dir
+    from cce_core.cli.shared import chosen_dir, metrics_log_dir
     from cce_core.foundation.errors import CceError
-    from cce_core.observability.dashboard_server import DashboardApp, WorkspaceDashboardApp, make_server
-    from cce_core.observability.metrics import resolve_metrics_path
+    from cce_core.services.dashboard import open_dashboard
 
     if price is not None and not math.isfinite(price):
         # inf or nan would turn every dollar figure into a non-JSON token the page cannot read.
         raise CceError(f"invalid --price value {price} — use a finite number of dollars per million tokens")
 
     if workspace:
-        from cce_core.observability.workspace_usage import workspace_logs
-
-        logs = workspace_logs(chosen_dir(dir_, directory) or Path("."))  # DIR wins here, as it always did
-        app: DashboardApp = WorkspaceDashboardApp(logs, price)
-        title, detail = "cce workspace dashboard", f"members : {len(logs.members)}"
+        opened = open_dashboard(port, price, workspace_root=chosen_dir(dir_, directory) or Path("."))  # DIR wins
+        title, detail = "cce workspace dashboard", f"members : {opened.members}"
     else:
-        # The directory is checked only when the log is read from it.
-        project = chosen_dir(directory, dir_) if metrics is None and store is None else dir_ or directory
-        metrics_path = resolve_metrics_path(metrics, store, project)
-        app = DashboardApp(metrics_path, price)
-        title, detail = "cce dashboard", f"metrics log : {metrics_path}"
-    try:
-        server = make_server(app, port)
-    except OSError as exc:
-        raise CceError(f"dashboard failed: {exc.strerror or exc}") from exc
+        opened = open_dashboard(port, price, metrics=metrics, store=store,
+                                project=metrics_log_dir(directory, dir_, metrics, store))
+        title, detail = "cce dashboard", f"metrics log : {opened.metrics_path}"
+    server = opened.server
     print(f"{title}: serving {server.url}  (loopback only, read-only)", flush=True)
     print(detail, flush=True)
     print("press Ctrl-C to stop.", flush=True)

@@ -14,6 +14,8 @@ from typing import Annotated
 
 import typer
 
+from cce_core.cli.options import IndexedDirOption
+
 
 def register(app: typer.Typer) -> None:
     app.command(name="expand")(expand)
@@ -23,7 +25,7 @@ def expand(
     chunk_id: Annotated[str, typer.Argument(help="The id a search printed: the #id of a knowledge hit, or a "
                                                  "result's chunk_id in --json.")],
     directory: Annotated[Path | None, typer.Argument(help="Indexed directory (same as --dir).")] = None,
-    dir_: Annotated[Path | None, typer.Option("--dir", help="Indexed directory (default: .).")] = None,
+    dir_: IndexedDirOption = None,
     scope: Annotated[
         str, typer.Option("--scope", help="body (the default); file: every chunk of its file, or every section "
                                           "of its document; neighbors: its import-graph neighbours, or the "
@@ -31,8 +33,7 @@ def expand(
     ] = "body",
 ) -> None:
     """Print the chunk or knowledge section ID names, whole."""
-    from cce_core.agents.mcp_session import SessionState
-    from cce_core.agents.mcp_tools import EXPAND_SCOPES, MISSING_INDEX, expand_answer
+    from cce_core.agents.mcp_tools import EXPAND_SCOPES, expand_in_project
     from cce_core.cli.shared import require_dir
     from cce_core.foundation.errors import CceError
     from cce_core.foundation.safe_text import echo
@@ -43,10 +44,10 @@ def expand(
     if scope not in EXPAND_SCOPES:
         raise CceError(f"unknown --scope {echo(scope)!r}: use body, file or neighbors")
     wanted = chunk_id.strip(UNICODE_WHITESPACE)
-    session = SessionState(root)
-    text, found = expand_answer(session, wanted, scope)
-    if not found:
-        if text == MISSING_INDEX and not session.load_knowledge().present:
+    answer = expand_in_project(root, wanted, scope)
+    text = answer.text
+    if not answer.found:
+        if answer.nothing_indexed:
             raise CceError(f"nothing is indexed under {root} — run `cce index` (or `cce knowledge index FEED`) first")
         raise CceError(f"no chunk or knowledge section with id {echo(wanted)} under {root} — it may be stale; "
                        "run cce search again")

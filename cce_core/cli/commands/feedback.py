@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from cce_core.cli.options import IndexedDirOption
+
 
 def register(app: Any) -> None:
     app.command(name="feedback")(feedback)
@@ -17,24 +19,22 @@ def feedback(
     helpful: Annotated[bool, typer.Option("--helpful", help="The results helped.")] = False,
     not_helpful: Annotated[bool, typer.Option("--not-helpful", help="The results did not help.")] = False,
     note: Annotated[str, typer.Option(help="A free-text remark stored with the verdict.")] = "",
-    dir_: Annotated[Path | None, typer.Option("--dir", help="Indexed directory (default: .).")] = None,
+    dir_: IndexedDirOption = None,
     store: Annotated[Path | None, typer.Option(help="Store file; the log beside it is used.")] = None,
     metrics: Annotated[Path | None, typer.Option(help="Metrics log to write (overrides --store/--dir).")] = None,
 ) -> None:
     """Record whether the search QUERY_ID was helpful, in the metrics log."""
-    from cce_core.cli.shared import require_dir
+    from cce_core.cli.shared import metrics_log_dir
     from cce_core.foundation.errors import CceError
-    from cce_core.observability.metrics import MetricsWriter, read_log, resolve_metrics_path
+    from cce_core.services.feedback import record_feedback_for
 
     if helpful == not_helpful:
         raise CceError("provide exactly one of --helpful or --not-helpful")
-    if dir_ is not None and metrics is None and store is None:
-        require_dir(dir_)  # the log is written under DIR/.cce: never create a mistyped directory
-    path = resolve_metrics_path(metrics, store, dir_)
-    if not any(ev.kind == "search" and ev.id == query_id for ev in read_log(path).events):
-        typer.echo(f"warning: no search event with id {query_id} in {path}; recording anyway", err=True)
-    event_id = MetricsWriter(path, enabled=True).log_feedback(query_id, helpful, note)
-    if event_id is None:
+    # The log is written under DIR/.cce: never create a mistyped directory.
+    done = record_feedback_for(metrics, store, metrics_log_dir(None, dir_, metrics, store), query_id, helpful, note)
+    if not done.query_known:
+        typer.echo(f"warning: no search event with id {query_id} in {done.metrics_path}; recording anyway", err=True)
+    if done.event_id is None:
         raise CceError("could not write feedback to the metrics log")
     verdict = "helpful" if helpful else "not helpful"
-    typer.echo(f"recorded feedback ({verdict}) for {query_id}  [event {event_id}]")
+    typer.echo(f"recorded feedback ({verdict}) for {query_id}  [event {done.event_id}]")

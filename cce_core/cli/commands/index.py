@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cce_core.cli.shared import command_host, require_dir
+from cce_core.cli.shared import command_host, require_dir, store_for_write
 from cce_core.foundation.errors import CceError
 
 if TYPE_CHECKING:
-    from cce_core.hookspecs import Embedder
     from cce_core.indexing.indexer import IndexStats
     from cce_core.indexing.watch import DirectoryWatcher
-    from cce_core.plugins.host import PluginHost
+    from cce_core.services.index_project import WatchHooks
 
 
 def register(app: typer.Typer) -> None:
@@ -61,8 +60,8 @@ def index(
     ] = False,
 ) -> None:
     """Walk DIRECTORY, chunk every file, embed the chunks and save the index."""
-    from cce_core.cli.index_runs import index_one, redaction_line
-    from cce_core.indexing.store import default_store_path
+    from cce_core.cli.index_runs import progress_bar, redaction_line
+    from cce_core.services.index_project import index_project
 
     if as_json and not plan:
         raise CceError("--json goes with --plan")
@@ -90,16 +89,11 @@ def index(
             "and secrets stored verbatim",
             err=True,
         )
-    store_path = store if store is not None else default_store_path(directory)
-    watcher = _start_watcher(directory, store_path, host, emb, not allow_secrets) if watch else None
-    try:
-        # A rebuild writes fresh segments beside the old ones and switches the manifest in one rename.
-        _data, stats = index_one(directory, store_path, host, emb, protect_secrets=not allow_secrets,
-                                 log_metrics=not no_metrics, compact=compact, reuse=not rebuild)
-    except BaseException:
-        if watcher is not None:
-            watcher.close()
-        raise
+    store_path = store_for_write(store, directory)
+    run = index_project(directory, store_path, host, emb, protect_secrets=not allow_secrets,
+                        log_metrics=not no_metrics, progress=progress_bar, compact=compact, reuse=not rebuild,
+                        watch=_watch_lines() if watch else None)
+    stats = run.stats
     typer.echo(f"Indexed {directory}")
     typer.echo(f"  files indexed     : {stats.files_indexed}")
     typer.echo(f"  files skipped     : {stats.files_skipped}")
@@ -113,28 +107,23 @@ def index(
     typer.echo(f"  store             : {store_path}")
     typer.echo(f"  elapsed           : {stats.seconds:.3f}s")
     _report_skips(stats)
-    if watcher is not None:
-        _keep_watching(watcher, directory)
+    if run.watcher is not None:
+        _keep_watching(run.watcher, directory)
 
 
-def _start_watcher(directory: Path, store_path: Path, host: PluginHost, emb: Embedder,
-                   protect_secrets: bool) -> DirectoryWatcher[IndexStats]:
-    """The observer, started before the first index so a save made during it is not missed."""
-    from cce_core.cli.index_runs import watch_pass
-    from cce_core.indexing.watch import DirectoryWatcher, describe_pass
+def _watch_lines() -> WatchHooks:
+    """``--watch``: one stdout line per re-index pass, one stderr warning per failed one."""
+    from cce_core.services.index_project import WatchHooks
 
-    def reindex(_changed: frozenset[str]) -> IndexStats:
-        return watch_pass(directory, store_path, host, emb, protect_secrets=protect_secrets)
+    def on_pass(report: Any) -> None:
+        from cce_core.indexing.watch import describe_pass
 
-    def on_error(exc: BaseException) -> None:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        typer.echo(f"warning: re-index failed: {first} — still watching", err=True)
+        typer.echo(describe_pass(report, report.result.total_chunks))
 
-    watcher: DirectoryWatcher[IndexStats] = DirectoryWatcher(
-        directory, reindex, on_pass=lambda report: typer.echo(describe_pass(report, report.result.total_chunks)),
-        on_error=on_error, store_path=store_path)
-    watcher.start()  # WatcherStopped (a CceError) when it cannot: the inotify limit, say
-    return watcher
+    def on_error(line: str) -> None:
+        typer.echo(line, err=True)
+
+    return WatchHooks(on_pass, on_error)
 
 
 def _keep_watching(watcher: DirectoryWatcher[IndexStats], directory: Path) -> None:
@@ -167,7 +156,6 @@ def _plan(directory: Path | None, store: Path | None, embedder: str, allow_secre
 
     from cce_core.cli.commands import write_utf8
     from cce_core.indexing.plan import plan_index
-    from cce_core.indexing.store import default_store_path
 
     if workspace:
         raise CceError("--plan takes one directory; run it on each workspace member")
@@ -177,7 +165,7 @@ def _plan(directory: Path | None, store: Path | None, embedder: str, allow_secre
     host = command_host()
     dim = host.embedder(embedder).dim  # never contacted: the plan embeds nothing
     result = plan_index(directory, host, protect_secrets=not allow_secrets, embed_dim=dim,
-                        store_path=store if store is not None else default_store_path(directory))
+                        store_path=store_for_write(store, directory))
     if as_json:
         write_utf8(json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -187,19 +175,13 @@ def _plan(directory: Path | None, store: Path | None, embedder: str, allow_secre
 def _index_workspace(root: Path, embedder: str, allow_secrets: bool, no_metrics: bool,
                      allow_outside_root: bool = False, *, reuse: bool = True) -> None:
     """Index each member exactly as ``cce index MEMBER`` would, then write the member graph."""
-    from cce_core.cli.index_runs import MemberRun, check_member_dirs, index_workspace
-    from cce_core.workspace.manifest import graph_path, load_manifest
+    from cce_core.cli.index_runs import progress_bar
+    from cce_core.services.index_workspace import MemberRun, index_workspace
 
-    if not root.is_dir():
-        raise CceError(f"not a directory: {root}")
-    opt_in = True if allow_outside_root else None  # None: the CCE_ALLOW_OUTSIDE_ROOT environment decides
-    manifest = load_manifest(root, allow_outside_root=opt_in)  # before plugin discovery: a bad manifest fails fast
-    check_member_dirs(root, manifest)
-    host = command_host()
-    emb = host.ready_embedder(embedder, "index")
-    if allow_secrets:
-        typer.echo("warning: --allow-secrets set — secret protection is DISABLED for every member", err=True)
-    typer.echo(f"Indexing workspace: {manifest.name}")
+    def start(manifest: Any) -> None:
+        if allow_secrets:
+            typer.echo("warning: --allow-secrets set — secret protection is DISABLED for every member", err=True)
+        typer.echo(f"Indexing workspace: {manifest.name}")
 
     def report(run: MemberRun) -> None:
         shown = os.path.join(str(root), run.path, *run.store_path.relative_to(root / run.path).parts)
@@ -207,10 +189,11 @@ def _index_workspace(root: Path, embedder: str, allow_secrets: bool, no_metrics:
         typer.echo(f"  {run.name:<16} {counts} · {shown}")
         _report_skips(run.stats, run.name)
 
-    _manifest, graph, runs = index_workspace(root, host, emb, protect_secrets=not allow_secrets,
-                                             log_metrics=not no_metrics, on_member=report,
-                                             allow_outside_root=opt_in, reuse=reuse)
-    total_files = sum(r.stats.files_indexed for r in runs)
-    total_chunks = sum(r.stats.total_chunks for r in runs)
+    opt_in = True if allow_outside_root else None  # None: the CCE_ALLOW_OUTSIDE_ROOT environment decides
+    done = index_workspace(root, command_host, embedder, protect_secrets=not allow_secrets,
+                           log_metrics=not no_metrics, progress=progress_bar, on_start=start, on_member=report,
+                           allow_outside_root=opt_in, reuse=reuse)
+    total_files = sum(r.stats.files_indexed for r in done.runs)
+    total_chunks = sum(r.stats.total_chunks for r in done.runs)
     typer.echo(f"workspace totals: files {total_files} · chunks {total_chunks}")
-    typer.echo(f"cross-member edges ({len(graph.edges)}) → {graph_path(root)}")
+    typer.echo(f"cross-member edges ({len(done.graph.edges)}) → {done.graph_file}")

@@ -27,9 +27,9 @@ def init(
     ] = False,
 ) -> None:
     """Build (or pull) the index, register `cce mcp` in .mcp.json and add the guidance block to CLAUDE.md."""
-    from cce_core.agents.init_files import check_request, init_project
+    from cce_core.agents.init_files import init_project
 
-    check_request(directory, agent)  # before plugin discovery, so a typo fails fast
+    # init_project checks the agent and the directory before any builder runs (before plugin discovery).
     workspace_builder = _workspace_builder()
     result = init_project(directory, agent, partial(_build_local_index, reuse=not force),
                           partial(workspace_builder, reuse=not force) if workspace_builder else None,
@@ -42,13 +42,13 @@ def init(
 
 def _build_local_index(root: Path, *, reuse: bool = True) -> tuple[int, int]:
     """What ``cce index ROOT`` does: hash embedder, secret protection on, one index event in the log."""
-    from cce_core.cli.index_runs import index_one
-    from cce_core.cli.shared import command_host
-    from cce_core.indexing.store import default_store_path
+    from cce_core.cli.index_runs import progress_bar
+    from cce_core.cli.shared import command_host, store_for_write
+    from cce_core.services.index_project import build_store
 
     host = command_host()
-    _data, stats = index_one(root, default_store_path(root), host, host.embedder("hash"), protect_secrets=True,
-                             log_metrics=True, reuse=reuse)
+    _data, stats = build_store(root, store_for_write(None, root), host, host.embedder("hash"), protect_secrets=True,
+                               log_metrics=True, progress=progress_bar, reuse=reuse)
     return stats.files_indexed, stats.total_chunks
 
 
@@ -61,10 +61,10 @@ def _workspace_builder():
 
 def _build_workspace_index(root: Path, *, reuse: bool = True) -> tuple[int, int]:
     """What ``cce index --workspace ROOT`` does: every member into its own store, then the member graph."""
-    from cce_core.cli.index_runs import index_workspace
+    from cce_core.cli.index_runs import progress_bar
     from cce_core.cli.shared import command_host
+    from cce_core.services.index_workspace import index_workspace
 
-    host = command_host()
-    _manifest, _graph, runs = index_workspace(root, host, host.embedder("hash"), protect_secrets=True,
-                                              log_metrics=True, reuse=reuse)
-    return sum(r.stats.files_indexed for r in runs), sum(r.stats.total_chunks for r in runs)
+    done = index_workspace(root, command_host, "hash", protect_secrets=True, log_metrics=True, progress=progress_bar,
+                           reuse=reuse)
+    return sum(r.stats.files_indexed for r in done.runs), sum(r.stats.total_chunks for r in done.runs)

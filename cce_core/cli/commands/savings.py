@@ -98,15 +98,13 @@ def savings(
     from pathlib import Path
 
     from cce_core.cli.shared import require_dir
-    from cce_core.observability.metrics import read_log
-    from cce_core.observability.savings import savings_report
+    from cce_core.services.metrics_logs import savings_of_log
 
     dir_ = dir_ if dir_ is not None else directory
     if dir_ is not None and metrics is None and store is None:
         require_dir(Path(dir_))  # the log is read from DIR/.cce: a typo is named, not read as an empty log
     source = metrics_source(metrics, store, dir_)
-    # The one computation the dashboard's headline and layer panel call too.
-    report = savings_report(read_log(Path(source)).events)
+    report = savings_of_log(Path(source))
     if as_json:
         text = render_json(report, source)
     else:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from cce_core.cli.options import IndexedDirOption, StoreOverridesDirOption
 from cce_core.cli.shared import store_for_read
 
 
@@ -16,8 +17,8 @@ def register(app: typer.Typer) -> None:
 
 def stats(
     directory: Annotated[Path | None, typer.Argument(help="Indexed directory (same as --dir).")] = None,
-    dir_: Annotated[Path | None, typer.Option("--dir", help="Indexed directory (default: .).")] = None,
-    store: Annotated[Path | None, typer.Option(help="Store file (overrides --dir).")] = None,
+    dir_: IndexedDirOption = None,
+    store: StoreOverridesDirOption = None,
     workspace: Annotated[
         bool, typer.Option("--workspace", help="Per-member statistics of the workspace at DIRECTORY.")
     ] = False,
@@ -52,23 +53,18 @@ def stats(
 
 
 def _stats_workspace(root: Path) -> None:
-    from cce_core.workspace.federation import load_member_stores, workspace_stats
-    from cce_core.workspace.manifest import edge_line, load_graph_or_empty, load_manifest
+    from cce_core.services.workspace_stats import workspace_statistics
+    from cce_core.workspace.manifest import edge_line
 
-    manifest = load_manifest(root)
-    members = load_member_stores(root, manifest, None)
-    graph = load_graph_or_empty(root, manifest)
-    typer.echo(f"workspace: {manifest.name}")
-    total_files = total_chunks = 0
-    for s in workspace_stats(members):
-        total_files += s.files
-        total_chunks += s.chunks
+    stats = workspace_statistics(root)
+    typer.echo(f"workspace: {stats.name}")
+    for s in stats.members:
         typer.echo(f"  {s.name} (package {s.package})")
         typer.echo(f"    files : {s.files}")
         typer.echo(f"    chunks: {s.chunks}")
         for kind, n in s.by_kind.items():
             typer.echo(f"      {kind:<18}: {n}")
-    typer.echo(f"totals: files {total_files} · chunks {total_chunks}")
-    typer.echo(f"edges ({len(graph.edges)}):")
-    for e in graph.edges:
+    typer.echo(f"totals: files {stats.total_files} · chunks {stats.total_chunks}")
+    typer.echo(f"edges ({len(stats.edges)}):")
+    for e in stats.edges:
         typer.echo(edge_line(e))

@@ -13,9 +13,9 @@ from typing import Annotated
 import click
 import typer
 
-sync_app = typer.Typer(help="Share prebuilt indexes through a git remote (CCE Sync).", no_args_is_help=True)
+from cce_core.cli.options import OptionalProjectDirOption, ProjectDirOption
 
-DirOption = Annotated[Path, typer.Option("--dir", help="Project directory (default: .).")]
+sync_app = typer.Typer(help="Share prebuilt indexes through a git remote (CCE Sync).", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -35,7 +35,7 @@ def init(
     no_lfs: Annotated[bool, typer.Option("--no-lfs", help="Store artifacts as plain git blobs.")] = False,
     repo_id: Annotated[str | None, typer.Option("--repo-id", help="This repository's id in the cache (default: "
                                                                  "derived from remote.origin.url).")] = None,
-    dir_: DirOption = Path("."),
+    dir_: ProjectDirOption = Path("."),
 ) -> None:
     """Configure the sync remote in .cce/config and set up the working clone."""
     from cce_core.sync import service
@@ -54,21 +54,17 @@ def push(
     ref: Annotated[str | None, typer.Option("--ref", help="The pointer to advance, refs/<ref> (default: sync.ref, "
                                                          "else the checked-out branch; needed on a detached HEAD)."
                                             )] = None,
-    dir_: DirOption = Path("."),
+    dir_: ProjectDirOption = Path("."),
 ) -> None:
     """Build the working tree at HEAD and publish its artifact (refuses a dirty tree)."""
     from cce_core.cli.shared import command_host
-    from cce_core.sync import service
+    from cce_core.services.sync_actions import push_index
+    from cce_core.sync.service import progress_to_stderr
 
-    if workspace:
-        if commit is not None:
-            # A workspace push always publishes HEAD; accepting --commit would suggest otherwise.
-            raise click.UsageError("--commit cannot be used with --workspace")
-        from cce_core.sync import workspaces
-
-        _write(workspaces.push_workspace(dir_, command_host(), ref=ref, progress=service.progress_to_stderr))
-        return
-    _write(service.push(dir_, command_host(), commit=commit, ref=ref, progress=service.progress_to_stderr).report())
+    if workspace and commit is not None:
+        # A workspace push always publishes HEAD; accepting --commit would suggest otherwise.
+        raise click.UsageError("--commit cannot be used with --workspace")
+    _write(push_index(dir_, command_host(), workspace=workspace, commit=commit, ref=ref, progress=progress_to_stderr))
 
 
 # The flags consumer mode cannot combine with: it picks each repo's own latest sha into --into.
@@ -95,9 +91,11 @@ def pull(
                                                                "directory's sync.remote).")] = None,
     corpus: Annotated[str | None, typer.Option("--corpus", help="With --all: the knowledge corpus to install into "
                                                                "--into (default: the cache's only one).")] = None,
-    dir_: Annotated[Path | None, typer.Option("--dir", help="Project directory (default: .).")] = None,
+    dir_: OptionalProjectDirOption = None,
 ) -> None:
     """Install a prebuilt index from the remote (default: the artifact of HEAD)."""
+    from cce_core.services.sync_actions import pull_index
+
     if all_:
         given = dict(zip(_NOT_WITH_ALL, (commit is not None, latest, force, workspace, dir_ is not None,
                                          ref is not None), strict=True))
@@ -106,9 +104,7 @@ def pull(
                 raise click.UsageError(f"--all cannot be used with {flag}")
         if into is None:
             raise click.UsageError("--all requires --into")
-        from cce_core.sync import workspaces
-
-        _write(workspaces.pull_all(into, remote_url=remote, corpus=corpus))
+        _write(pull_index(Path("."), all_into=into, remote=remote, corpus=corpus))
         return
     for flag, value in (("--into", into), ("--remote", remote), ("--corpus", corpus)):
         if value is not None:
@@ -117,22 +113,15 @@ def pull(
         raise click.UsageError("--latest cannot be used with --commit")
     if ref is not None and not latest:
         raise click.UsageError("--ref requires --latest")
-    root = dir_ if dir_ is not None else Path(".")
-    if workspace:
-        from cce_core.sync import workspaces
-
-        _write(workspaces.pull_workspace(root, commit=commit, latest=latest, ref=ref, force=force))
-        return
-    from cce_core.sync import service
-
-    _write(service.pull(root, commit=commit, latest=latest, ref=ref, force=force).report())
+    _write(pull_index(dir_ if dir_ is not None else Path("."), workspace=workspace, commit=commit, latest=latest,
+                      ref=ref, force=force))
 
 
 @sync_app.command("list")
 def list_(
     remote: Annotated[str | None, typer.Option("--remote", help="The cache to list (default: sync.remote).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print cce.synclist/v1 JSON.")] = False,
-    dir_: DirOption = Path("."),
+    dir_: ProjectDirOption = Path("."),
 ) -> None:
     """List the repos and artifacts in the cache (read-only)."""
     from cce_core.sync import service
@@ -141,7 +130,7 @@ def list_(
 
 
 @sync_app.command("status")
-def status(dir_: DirOption = Path(".")) -> None:
+def status(dir_: ProjectDirOption = Path(".")) -> None:
     """Show the remote, the local cache and how they compare."""
     from cce_core.sync import service
 
@@ -155,18 +144,17 @@ def verify(
     checksum_only: Annotated[bool, typer.Option("--checksum-only", help="Only check the installed store against "
                                                                         "its recorded checksum (no network).")]
     = False,
-    dir_: DirOption = Path("."),
+    dir_: ProjectDirOption = Path("."),
 ) -> None:
     """Rebuild the working tree and check it matches the pulled (or published) artifact."""
     from cce_core.cli.shared import command_host
     from cce_core.foundation.errors import CceError
-    from cce_core.sync import service
+    from cce_core.services.sync_actions import verify_index
 
     if checksum_only and commit is not None:
         raise click.UsageError("--checksum-only cannot be used with --commit")
     try:
-        text = service.verify_checksum_only(dir_) if checksum_only else service.verify(dir_, command_host(),
-                                                                                        commit=commit)
+        text = verify_index(dir_, command_host, checksum_only=checksum_only, commit=commit)
     except CceError as exc:
         if str(exc).startswith("verify FAILED"):
             # The whole report goes to stdout, like a passing one; the exit status says it failed.

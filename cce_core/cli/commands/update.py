@@ -26,19 +26,20 @@ def update(
     ] = None,
 ) -> None:
     """Check the package index for newer cce-core and cce-* plugins, and upgrade them with pip."""
-    from cce_core.maintenance.updates import UPDATE_EXIT_CODE, check_updates, run_upgrade
+    from cce_core.maintenance.updates import UPDATE_EXIT_CODE
+    from cce_core.services.update import update_installation
 
-    result = check_updates(index_url)
-    nothing = result.nothing_checked()
-    if nothing is not None:
-        raise nothing  # exit 1: no comparison happened, so "up to date" would be a guess
-    sys.stdout.write(result.render())
-    sys.stdout.flush()
-    if not result.update_available:
+    def show(report: str) -> None:
+        sys.stdout.write(report)
+        sys.stdout.flush()
+
+    # A check that compared nothing exits 1: "up to date" would be a guess.
+    outcome = update_installation(index_url, check_only=check, on_report=show)
+    if not outcome.update_available:
         return
     if check:
         sys.exit(UPDATE_EXIT_CODE)
-    code = run_upgrade(result)
+    code = outcome.pip_status
     if code != 0:
         sys.stderr.write(f"error: pip exited with status {code}; nothing else was changed\n")
         sys.exit(code)

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from cce_core.cli.commands import write_utf8
+from cce_core.cli.options import OptionalProjectDirOption
 
 
 def register(app: Any) -> None:
@@ -24,7 +25,7 @@ def register(app: Any) -> None:
             Path | None, typer.Argument(metavar="[DIR]", help="Project directory (same as --dir); the "
                                                               "workspace root with --workspace.")
         ] = None,
-        dir_: Annotated[Path | None, typer.Option("--dir", help="Project directory (default: .).")] = None,
+        dir_: OptionalProjectDirOption = None,
         store: Annotated[Path | None, typer.Option(help="Read the metrics log next to this store file.")] = None,
         metrics: Annotated[Path | None, typer.Option(help="Read this metrics.jsonl (overrides --store/--dir).")] = None,
         since: Annotated[
@@ -43,21 +44,17 @@ def register(app: Any) -> None:
         """Summarise the metrics log: agent vs human searches, tokens saved, quality, recent queries."""
         import time
 
-        from cce_core.cli.shared import chosen_dir
-        from cce_core.observability.metrics import read_log, resolve_metrics_path
+        from cce_core.cli.shared import chosen_dir, metrics_log_dir
         from cce_core.observability.usage import parse_since, parse_source, render, render_workspace
+        from cce_core.services.metrics_logs import read_metrics
 
         now_secs = int(time.time())
         source_filter = parse_source(source)
         cut = parse_since(since, now_secs) if since is not None else None
         if workspace:
-            from cce_core.observability.workspace_usage import workspace_logs
-
-            logs = workspace_logs(chosen_dir(dir_, directory) or Path("."))  # DIR wins here, as it always did
-            text = render_workspace(logs, now_secs, cut, source_filter, as_json=as_json)
+            logs = read_metrics(workspace_root=chosen_dir(dir_, directory) or Path("."))  # DIR wins, as it always did
+            text = render_workspace(logs.workspace, now_secs, cut, source_filter, as_json=as_json)
         else:
-            # The directory is checked only when the log is read from it.
-            project = chosen_dir(directory, dir_) if metrics is None and store is None else dir_ or directory
-            log = read_log(resolve_metrics_path(metrics, store, project))
-            text = render(log.events, now_secs, cut, source_filter, as_json=as_json)
+            logs = read_metrics(metrics=metrics, store=store, project=metrics_log_dir(directory, dir_, metrics, store))
+            text = render(logs.events, now_secs, cut, source_filter, as_json=as_json)
         write_utf8(text)

@@ -26,19 +26,12 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing manifest.")] = False,
 ) -> None:
     """Detect the members under DIRECTORY and write DIRECTORY/.cce/workspace.yml."""
-    from cce_core.foundation.errors import CceError
-    from cce_core.workspace.manifest import build_manifest, manifest_path, member_line, save_manifest
+    from cce_core.services.workspace_manifest import create_manifest
+    from cce_core.workspace.manifest import member_line
 
-    if not directory.is_dir():
-        raise CceError(f"not a directory: {directory}")
-    path = manifest_path(directory)
-    if Path(path).exists() and not force:
-        raise CceError(f"{path} already exists — pass --force to overwrite")
-    manifest = build_manifest(directory)
-    if not manifest.members:
-        raise CceError("no workspace members detected under this root")
-    save_manifest(manifest, directory)
-    typer.echo(f"Wrote {path}")
+    written = create_manifest(directory, force=force)
+    manifest = written.manifest
+    typer.echo(f"Wrote {written.path}")
     typer.echo(f"workspace: {manifest.name}")
     typer.echo(f"members ({len(manifest.members)}):")
     for m in manifest.members:
@@ -50,10 +43,11 @@ def list_(
     directory: Annotated[Path, typer.Argument(help="Workspace root (default: .).")] = Path("."),
 ) -> None:
     """Show the members of the workspace and the dependency edges between them."""
-    from cce_core.workspace.manifest import build_graph, edge_line, load_manifest, member_line
+    from cce_core.services.workspace_manifest import workspace_layout
+    from cce_core.workspace.manifest import edge_line, member_line
 
-    manifest = load_manifest(directory)
-    graph = build_graph(directory, manifest)
+    layout = workspace_layout(directory)
+    manifest, graph = layout.manifest, layout.graph
     typer.echo(f"workspace: {manifest.name}")
     typer.echo(f"members ({len(manifest.members)}):")
     for m in manifest.members:

@@ -1,0 +1,104 @@
+"""Helpers the tests import: where the reference goldens live, how to run the installed ``cce``, small fixtures' bodies.
+
+They live here, not in ``conftest.py``, so a test imports them as an ordinary
+module (``from helpers import run_cce``) under any ``--import-mode``
+(``tests/`` is on ``pythonpath`` in ``pyproject.toml``); ``conftest.py`` keeps
+only pytest's hooks and fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cce_core.hookspecs import hookimpl
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def reference_dir() -> Path:
+    return Path(os.environ.get("CCE_REFERENCE_DIR", REPO_ROOT.parent / "shared" / "reference"))
+
+
+def cce_executable() -> str:
+    beside = Path(sys.executable).with_name("cce")
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("cce")
+    if not found:
+        pytest.skip("the cce command is not installed (pip install -r requirements.txt)")
+    return found
+
+
+def run_cce(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
+            env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    merged = {**os.environ, **(env or {})}
+    merged.pop("CCE_DEBUG", None)
+    return subprocess.run([cce_executable(), *map(str, args)], cwd=cwd, env=merged, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def installed_pack(host, name: str):
+    """The installed pack called ``name`` (the test fails, saying how to install it, if it is missing)."""
+    by_name = {p.name: p for p in host.packs.packs}
+    assert name in by_name, f"pack {name!r} is not installed; pip install -e packs/{name}"
+    return by_name[name]
+
+
+class PackPlugin:
+    """A plugin object that registers the packs it is given (for hosts built in a test)."""
+
+    def __init__(self, *packs) -> None:
+        self._packs = packs
+
+    @hookimpl
+    def cce_register_packs(self, register):
+        for pack in self._packs:
+            register(pack)
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".cce"))
+    for p in dst.rglob("*"):
+        p.chmod(p.stat().st_mode | 0o200)
+    dst.chmod(dst.stat().st_mode | 0o200)
+    return dst
+
+
+def store_bytes(store_path: Path) -> bytes:
+    """Every byte a store keeps on disk — its manifest, then each segment it names — followed by the
+    segments' chunk texts decompressed (they are stored zlib-compressed), so a search for a leaked
+    value in the result cannot miss one."""
+    from cce_core.indexing.store import load_store
+
+    data = load_store(store_path)
+    raw = store_path.read_bytes() + b"".join(segment.path.read_bytes() for segment in data.segments)
+    texts = "".join(text for segment in data.segments for text in segment.contents())
+    return raw + texts.encode("utf-8")
+
+
+def hermetic_env(tmp_path: Path) -> dict[str, str]:
+    """An environment for process-level tests: its own CCE_HOME and HOME, and a git that reads only
+    a throwaway identity (no system or user configuration, ``main`` as the default branch)."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = t\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n",
+                         encoding="utf-8")
+    keep = {k: v for k, v in os.environ.items()
+            if not k.startswith(("CCE_", "GIT_")) or k in ("CCE_CACHE_DIR", "CCE_RANKING_PROFILE")}
+    # CCE_MCP_COMMAND: `cce init` writes plain `cce` (the family's bytes) wherever the cce under test is installed.
+    return {**keep, "CCE_HOME": str(tmp_path / "ccehome"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
+            "GIT_CONFIG_NOSYSTEM": "1", "CCE_MCP_COMMAND": "cce"}
+
+
+def git(env: dict[str, str], cwd: Path, *args: str) -> str:
+    """Run git in ``cwd`` with ``env``; its stripped stdout (a failure fails the test with git's stderr)."""
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout.strip()
