@@ -399,7 +399,7 @@ def test_a_query_opens_to_what_it_returned(browser: Browser, dashboards, tmp_pat
     assert facts["tokens"] == "6,000 served of 60,000 (54,000 saved, 90%)"
     assert facts["latency"] == "10.0 ms"
     assert facts["by"] == "person (cli)"
-    assert facts["asked for"] == "top 5 · graph on · hash embedder"
+    assert facts["asked for"] == "top 5 · graph on · hash embedder · family ranking"
     assert facts["feedback"] == "not helpful"
     assert text(page, "#detail-votes") == "not helpful — wrong file: the hit was the CLI parser"
     assert cells(page, "#detail-layers tr[data-layer=grammar]") == ["grammar", "2,000", "3,000"]

@@ -140,3 +140,19 @@ def test_a_knowledge_corpus_reads_back_to_its_own_bytes(host) -> None:
     back = import_knowledge(raw)
     assert back.to_bytes() == raw
     assert back.to_store().to_bytes() == store.to_bytes()
+
+
+def test_identical_chunks_with_one_id_push_and_pull(host, tmp_path: Path) -> None:
+    # Two `struct bc` specifiers on one line are two identical chunks with one id (jq's bytecode.c,
+    # zod's sources): `cce index` builds them, so a pull must accept them. A duplicate id whose
+    # chunk differs is still refused (tests/test_sync_hostile.py).
+    from cce_core.indexing.indexer import build_index
+    from cce_core.sync.artifact import ArtifactRequest, pack_module_suffixes
+
+    tree = _write(tmp_path / "c", {"a.c": "struct bc { int n; };\nstatic struct bc* up(struct bc* b, int l) {\n"
+                                          "  return b;\n}\n"})
+    data, _ = build_index(tree, host, host.embedder("hash"), protect_secrets=True)
+    ids = [c.chunk_id for c in data.chunks]
+    assert len(ids) > len(set(ids)), "the tree no longer makes a repeated chunk; pick another"
+    raw = build_artifact(data, REPO_ID, "a" * 40, pack_module_suffixes(host)).to_bytes()
+    assert import_artifact(raw, ArtifactRequest(REPO_ID, "a" * 40)).to_bytes() == raw

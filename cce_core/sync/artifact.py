@@ -495,14 +495,18 @@ def _parse_chunks(lines: list[bytes], *, hashed: bool, body: bytes = b"",
 def _check_chunks(m: Manifest, chunks: Sequence[Chunk], embeddings: Sequence[bytes]) -> None:
     """Every chunk against the format: listed file, printable labels, bounded numbers and text, one id each,
     finite vectors of the hash embedder's width."""
-    seen: set[str] = set()
-    for c in chunks:
+    # One id, one chunk: an id may repeat only for the very same chunk and vector, which `cce index`
+    # builds when two identical nodes share a line (two `struct s` specifiers); a repeated id with
+    # other text or another vector is a forgery.
+    seen: dict[str, tuple[Chunk, bytes]] = {}
+    for c, vector in zip(chunks, embeddings, strict=True):
         for name, value in (("id", c.chunk_id), ("kind", c.kind), ("language", c.language),
                             ("chunk_type", c.chunk_type)):
             limits.check_label(name, value)
-        if c.chunk_id in seen:
+        first = seen.get(c.chunk_id)
+        if first is not None and first != (c, vector):
             raise ArtifactError(f"duplicate chunk id {c.chunk_id}")
-        seen.add(c.chunk_id)
+        seen.setdefault(c.chunk_id, (c, vector))
         if c.file_path not in m.file_tokens:
             raise ArtifactError(f"chunk {c.chunk_id} belongs to {plain(c.file_path)}, which the manifest does not list")
         for name, number in (("start_line", c.start_line), ("end_line", c.end_line), ("token_count", c.token_count)):
