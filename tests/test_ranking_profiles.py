@@ -252,3 +252,27 @@ def test_family_code_lookup_follows_the_spec_boundaries(query: str, lookup: bool
     from cce_core.retrieval.searcher import is_code_lookup
 
     assert is_code_lookup(query) is lookup
+
+
+def test_a_family_search_never_loads_the_default_ranker(repo: Path, tmp_path: Path) -> None:
+    # The resolution reads .cce/config once and names the stages itself, so the family's
+    # one-shot search pays nothing for the default profile's modules.
+    import sys
+
+    env = hermetic_env(tmp_path)
+    assert _cce("index", str(repo), cwd=repo, env=env).returncode == 0
+    probe = ("import sys\nfrom cce_core.cli.app import main\nsys.argv = ['cce', 'search', 'sign_cookie', '--ranking', "
+             "'family', '--no-metrics']\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print('default_ranking' in ' '.join(sys.modules), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.stderr.strip().endswith("False"), proc.stderr
+
+
+def test_stage_names_are_checked_for_workspace_searches_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cce_core.retrieval.profiles import resolve_ranking
+
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+    (tmp_path / ".cce").mkdir()
+    (tmp_path / ".cce" / "config").write_text("ranking:\n  profile: default\n  disable: [roles]\n")
+    choice = resolve_ranking(None, tmp_path)
+    assert (choice.profile, choice.disabled) == ("default", frozenset({"roles"}))

@@ -175,7 +175,7 @@ class SessionState:
         from cce_core.agents.ledger import SessionLedger
         from cce_core.indexing.store import STORE_DIR, default_store_path
         from cce_core.observability.metrics import METRICS_FILE, metrics_beside
-        from cce_core.retrieval.profiles import resolve_profile, resolve_stages
+        from cce_core.retrieval.profiles import resolve_ranking
 
         self.root = Path(root)
         self.workspace = workspace
@@ -184,8 +184,8 @@ class SessionState:
         self.metrics_path = (self.root / STORE_DIR / METRICS_FILE) if workspace else metrics_beside(self.store_path)
         config = self.config()
         # Resolved once: every search of the session ranks the same way (retrieval.profiles).
-        self.ranking_profile = resolve_profile(ranking, self.root)
-        self.disabled_stages = resolve_stages(self.root)
+        choice = resolve_ranking(ranking, self.root)
+        self.ranking_profile, self.disabled_stages = choice.profile, choice.disabled
         self.output_level: str = config.output_level
         self.footer_mode: str = config.mcp_result_footer
         self.auto_tokens: int | None = config.summarization_auto_tokens

@@ -143,6 +143,7 @@ def run_profiles(fixture_paths: Sequence[str], dir_: str | None, host: PluginHos
         weights = LineWeights(data.chunks)
         targets = [defining_chunk(data, e.definition[0], e.definition[1]) if e.definition else None
                    for e in extras]
+        target_ids = {t: data.chunk_ids[t] for t in targets if t is not None}
         for run in runs:
             searcher = Searcher(data, embedder, profile=run.profile, source_root=corpus)
             for case, extra, target in zip(fixture_set.cases, extras, targets, strict=True):
@@ -154,21 +155,13 @@ def run_profiles(fixture_paths: Sequence[str], dir_: str | None, host: PluginHos
                     # chunk): there is no defining chunk to put first, so the case is not judged.
                     run.definition_hits.append(None)
                 else:
-                    run.definition_hits.append(bool(results) and target is not None and
-                                               _index_of(data, results[0].chunk.chunk_id) == target)
+                    # Ids repeat only for identical chunks, so the first result's id names the target's.
+                    run.definition_hits.append(bool(results) and results[0].chunk.chunk_id == target_ids[target])
     return runs
 
 
 def _scored(case: Case, results: Sequence[Any], weights: LineWeights) -> QueryScore:
     return score_query(case, results, weights)
-
-
-def _index_of(store: StoreData, chunk_id: str) -> int | None:
-    ids = store.chunk_ids
-    for i, cid in enumerate(ids):
-        if cid == chunk_id:
-            return i
-    return None
 
 
 def compare_runs(a: ProfileRun, b: ProfileRun) -> list[PairedStats]:

@@ -49,6 +49,7 @@ from cce_core.indexing.bm25 import BM25_B, BM25_K1
 from cce_core.retrieval.definitions import SourceLines, declaration, declared_name, header_of
 from cce_core.retrieval.file_roles import role_weight
 from cce_core.retrieval.plain_postings import PlainPostings
+from cce_core.retrieval.profiles import STAGE_NAMES
 from cce_core.retrieval.query_analysis import QueryAnalysis, analyse
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -92,10 +93,8 @@ class Stages:
     query_analysis: bool = True
 
 
-STAGE_NAMES = ("query_analysis", "file_view", "definitions", "roles")
-
-
 def stages_without(disabled: frozenset[str]) -> Stages:
+    assert disabled <= set(STAGE_NAMES), disabled  # profiles.resolve_ranking checked the names
     return Stages(**{name: False for name in disabled})
 
 

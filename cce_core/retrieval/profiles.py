@@ -16,6 +16,7 @@ project's ``.cce/config`` (``ranking.profile``), then ``default``.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from cce_core.foundation.errors import CceError
@@ -34,42 +35,52 @@ def parse_profile(value: str, where: str) -> str:
     return name
 
 
-def resolve_profile(explicit: str | None = None, root: Path | None = None) -> str:
-    """The profile a search at project ``root`` runs, by the rule in this module's docstring.
+# The default profile's stages that ``ranking.disable`` may name (retrieval.default_ranking.Stages).
+STAGE_NAMES = ("query_analysis", "file_view", "definitions", "roles")
 
-    A bad value in ``--ranking`` or the environment is an error (the user typed
-    it for this run); a bad value in ``.cce/config`` is too, since silently
-    ranking with another pipeline would make every comparison wrong.
+
+@dataclass(frozen=True)
+class RankingChoice:
+    """The profile a search runs and the default-profile stages switched off."""
+
+    profile: str
+    disabled: frozenset[str] = frozenset()
+
+
+def resolve_ranking(explicit: str | None = None, root: Path | None = None) -> RankingChoice:
+    """Profile and disabled stages for a search at project ``root``, reading ``.cce/config`` once.
+
+    The profile follows the rule in this module's docstring. A bad value in
+    ``--ranking`` or the environment is an error (the user typed it for this
+    run); so is one in ``.cce/config``, since silently ranking with another
+    pipeline would make every comparison wrong — the same for a stage name.
     """
-    if explicit is not None:
-        return parse_profile(explicit, "--ranking")
-    from_env = os.environ.get(PROFILE_ENV)
-    if from_env:
-        return parse_profile(from_env, PROFILE_ENV)
+    config = None
     if root is not None:
         from cce_core.foundation.config import load_config
 
-        configured = load_config(root).ranking_profile
-        if configured is not None:
-            return parse_profile(configured, f"{root}/.cce/config (ranking.profile)")
-    return DEFAULT
+        config = load_config(root)
+    if explicit is not None:
+        profile = parse_profile(explicit, "--ranking")
+    elif os.environ.get(PROFILE_ENV):
+        profile = parse_profile(os.environ[PROFILE_ENV], PROFILE_ENV)
+    elif config is not None and config.ranking_profile is not None:
+        profile = parse_profile(config.ranking_profile, f"{root}/.cce/config (ranking.profile)")
+    else:
+        profile = DEFAULT
+    disabled = frozenset(name.strip().lower() for name in config.ranking_disable) if config else frozenset()
+    unknown = sorted(disabled - set(STAGE_NAMES))
+    if unknown:
+        raise CceError(f"unknown ranking stage {unknown[0]!r} in {root}/.cce/config (ranking.disable): use "
+                       f"{', '.join(STAGE_NAMES)}")
+    return RankingChoice(profile, disabled)
+
+
+def resolve_profile(explicit: str | None = None, root: Path | None = None) -> str:
+    """Only the profile of :func:`resolve_ranking` (for callers that do not rank with stages)."""
+    return resolve_ranking(explicit, root).profile
 
 
 def root_of_store(store_path: Path) -> Path:
     """The project directory of a store at ``ROOT/.cce/index.cce`` (its grandparent)."""
     return Path(store_path).resolve().parent.parent
-
-
-def resolve_stages(root: Path | None) -> frozenset[str]:
-    """The default-profile stages ``ranking.disable`` switches off at ``root`` (an unknown name is an error)."""
-    if root is None:
-        return frozenset()
-    from cce_core.foundation.config import load_config
-    from cce_core.retrieval.default_ranking import STAGE_NAMES
-
-    disabled = frozenset(name.strip().lower() for name in load_config(root).ranking_disable)
-    unknown = sorted(disabled - set(STAGE_NAMES))
-    if unknown:
-        raise CceError(f"unknown ranking stage {unknown[0]!r} in {root}/.cce/config (ranking.disable): use "
-                       f"{', '.join(STAGE_NAMES)}")
-    return disabled

@@ -45,19 +45,17 @@ def open_searcher(store_path: Path, ranking: str | None, warn: Warn) -> Searcher
     """
     from cce_core.indexing.store import load_store
     from cce_core.plugins.host import host_for_embedder
-    from cce_core.retrieval.profiles import resolve_profile, resolve_stages, root_of_store
+    from cce_core.retrieval.profiles import resolve_ranking, root_of_store
     from cce_core.retrieval.searcher import Searcher
     from cce_core.retrieval.store_embedder import embedder_for_store, store_embedder_name
 
-    root = root_of_store(store_path)
-    profile = resolve_profile(ranking, root)
-    disabled = resolve_stages(root)
+    choice = resolve_ranking(ranking, root_of_store(store_path))
     data = load_store(store_path)
     # A search needs the embedder that built the store, not the language packs.
     host = host_for_embedder(store_embedder_name(data))
     host.require_healthy()
     warn_once_about_hooks(host, warn)
-    return Searcher(data, embedder_for_store(host, data), profile=profile, disabled_stages=disabled)
+    return Searcher(data, embedder_for_store(host, data), profile=choice.profile, disabled_stages=choice.disabled)
 
 
 def timed_search(searcher: Searcher, query: str, top_k: int, graph: bool) -> TimedSearch:

@@ -42,7 +42,7 @@ def search_workspace(root: Path, query: str, package: str | None, *, top_k: int,
                      ranking: str | None, warn: Warn) -> WorkspaceSearch:
     """Rank the in-scope members of the workspace at ``root`` for ``query``."""
     from cce_core.observability.metrics import new_event_id
-    from cce_core.retrieval.profiles import resolve_profile
+    from cce_core.retrieval.profiles import resolve_ranking
     from cce_core.retrieval.store_embedder import embedder_for_store
     from cce_core.workspace.federation import (
         FederatedSearcher,
@@ -60,7 +60,7 @@ def search_workspace(root: Path, query: str, package: str | None, *, top_k: int,
     union = combined_store(members)
     host = healthy_host(warn)
     embedder = embedder_for_store(host, members[0].data) if members else host.embedder("hash")
-    profile = resolve_profile(ranking, root)
-    ranked = rank_members(FederatedSearcher(union, embedder, ws_graph, profile=profile), members, query, top_k,
-                          graph)
-    return WorkspaceSearch(ranked.results, profile, new_event_id())
+    choice = resolve_ranking(ranking, root)
+    searcher = FederatedSearcher(union, embedder, ws_graph, profile=choice.profile, disabled_stages=choice.disabled)
+    ranked = rank_members(searcher, members, query, top_k, graph)
+    return WorkspaceSearch(ranked.results, choice.profile, new_event_id())

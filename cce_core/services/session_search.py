@@ -104,7 +104,8 @@ def _workspace_search(session: SearchSession, query: str, top_k: int, graph: boo
         return NothingToSearch("scope", str(exc))
     ws_graph = load_graph_or_empty(session.root, manifest)
     searcher, notice = session.query_searcher(
-        loaded, lambda data, embedder: FederatedSearcher(data, embedder, ws_graph, profile=session.ranking_profile))
+        loaded, lambda data, embedder: FederatedSearcher(data, embedder, ws_graph, profile=session.ranking_profile,
+                                                         disabled_stages=session.disabled_stages))
     if searcher is not None:
         searcher.graph = ws_graph  # the member graph is re-read per call, like the manifest
         ranked = rank_members(searcher, bundle.members, query, top_k, graph)

@@ -148,8 +148,9 @@ def _member_of(path: str) -> str:
 class FederatedSearcher(Searcher):
     """The standard ranking over a union store, plus expansion along member dependency edges."""
 
-    def __init__(self, store: StoreData, embedder, graph: WorkspaceGraph, profile: str = "family") -> None:
-        super().__init__(store, embedder, profile=profile)
+    def __init__(self, store: StoreData, embedder, graph: WorkspaceGraph, profile: str = "family",
+                 disabled_stages: frozenset[str] = frozenset()) -> None:
+        super().__init__(store, embedder, profile=profile, disabled_stages=disabled_stages)
         self.graph = graph
         self._by_member: dict[str, list[int]] = {}
         for i, c in enumerate(store.chunks):
