@@ -510,7 +510,7 @@ def remote_group(work: Path, rss_limit_mb: int) -> Group:
 
 
 def secrets_group(count: int, seed: int) -> Group:
-    from cce_core.indexing.secret_scanner import redact_strict
+    from cce_core.secrets.scanner import redact_strict
 
     group = Group()
     for name, text, value in cases.secret_cases(seed, count):

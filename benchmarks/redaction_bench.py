@@ -32,8 +32,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from cce_core.indexing.redactor import FAMILY, STRICT, redact_with, scrub
 from cce_core.indexing.walker import walk
+from cce_core.secrets.redactor import FAMILY, STRICT, redact_with, scrub
 
 
 def _best_of(texts: list[str], profile: str, reps: int) -> float:

@@ -366,7 +366,7 @@ def secret_cases(seed: int, count: int) -> Iterator[tuple[str, str, str]]:
 
 
 def test_seeded_secret_contexts_never_keep_their_value() -> None:
-    from cce_core.indexing.secret_scanner import redact_strict
+    from cce_core.secrets.scanner import redact_strict
 
     leaks = []
     for name, text, value in secret_cases(SEED, 400):
@@ -379,7 +379,7 @@ def test_seeded_secret_contexts_never_keep_their_value() -> None:
 
 @pytest.mark.parametrize("placeholder", ["${DB_PASSWORD}", "$SECRET", "<password>", "{{ token }}", "changeme"])
 def test_seeded_secret_contexts_leave_placeholders_alone(placeholder: str) -> None:
-    from cce_core.indexing.secret_scanner import redact_strict
+    from cce_core.secrets.scanner import redact_strict
 
     rng = random.Random(SEED)
     for name, render in CONTEXTS:

@@ -20,6 +20,8 @@ CORE = Path(__file__).resolve().parents[1] / "cce_core"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("cce_core.foundation",)),
     ("plugins", ("cce_core.hookspecs", "cce_core.plugins", "cce_core.default_plugins")),
+    # Secret protection: below everything that stores or shows text.
+    ("secrets", ("cce_core.secrets",)),
     ("indexing", ("cce_core.indexing",)),
     ("retrieval", ("cce_core.retrieval",)),
     ("knowledge", ("cce_core.knowledge",)),

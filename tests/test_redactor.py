@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from cce_core.indexing import redactor
-from cce_core.indexing.redactor import redact
+from cce_core.secrets import redactor
+from cce_core.secrets.redactor import redact
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 STRIPE_KEY = "sk" + "_live_" + "4eC39HqLyjWDarjtT1zdp7dc"

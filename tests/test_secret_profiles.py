@@ -15,8 +15,8 @@ import pytest
 from secret_formats import FORMATS, tail
 
 from cce_core.foundation.config import parse_config
-from cce_core.indexing.redactor import FAMILY, STRICT, redact, redact_with, scrub
-from cce_core.indexing.secret_scanner import is_placeholder, is_secret_key, redact_strict
+from cce_core.secrets.redactor import FAMILY, STRICT, redact, redact_with, scrub
+from cce_core.secrets.scanner import is_placeholder, is_secret_key, redact_strict
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from cce_core.indexing.sensitive import DOTENV_SAFE_SUFFIXES, SENSITIVE_BASENAMES, SENSITIVE_EXTENSIONS, is_sensitive
+from cce_core.secrets.sensitive_paths import (
+    DOTENV_SAFE_SUFFIXES,
+    SENSITIVE_BASENAMES,
+    SENSITIVE_EXTENSIONS,
+    is_sensitive,
+)
 
 # Golden vectors shared with the reference engine.
 GOLDEN_SENSITIVE = [

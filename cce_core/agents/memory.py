@@ -34,7 +34,7 @@ from cce_core.foundation.textrules import (
     tokenize,
     tokenize_bytes,
 )
-from cce_core.indexing.redactor import DEFAULT_PROFILE, redact_with
+from cce_core.secrets.redactor import DEFAULT_PROFILE, redact_with
 
 MEMORY_DIR = ".cce"
 MEMORY_FILE = "memory.jsonl"

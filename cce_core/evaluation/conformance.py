@@ -10,9 +10,9 @@ import json
 import os
 
 from cce_core.indexing.chunker import Chunk
-from cce_core.indexing.redactor import redact
 from cce_core.indexing.walker import walk
 from cce_core.plugins.host import PluginHost
+from cce_core.secrets.redactor import redact
 
 CONFORMANCE_SPEC_VERSION = "2.0"
 IMPL_LANGUAGE = "python"  # lang-guard: engine identity

@@ -31,7 +31,6 @@ from cce_core.indexing.chunker import Chunk, Chunker
 from cce_core.indexing.fingerprint import disowns, record_fingerprint
 from cce_core.indexing.graph import build_edges
 from cce_core.indexing.racy import is_racy, load_racy_list, save_racy_list
-from cce_core.indexing.redactor import DEFAULT_PROFILE, scrub
 from cce_core.indexing.segment import BATCH_BYTES, Bm25Arrays, SegmentParts, save_segment
 from cce_core.indexing.skip_memory import load_skip_list, save_skip_list
 from cce_core.indexing.store import (
@@ -47,6 +46,7 @@ from cce_core.indexing.store import (
 from cce_core.indexing.store_lock import holds_store_lock
 from cce_core.indexing.walker import ListedFile, SkipReason, WalkedFile, WalkResult, read_listed, scan, walk
 from cce_core.plugins.host import PluginHost
+from cce_core.secrets.redactor import DEFAULT_PROFILE, scrub
 
 SPEC_VERSION = "1.0"
 EMBED_BATCH = 512

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import pathspec
 
-from cce_core.indexing.sensitive import is_sensitive
+from cce_core.secrets.sensitive_paths import is_sensitive
 
 # The verdict depends on the name alone, and a large tree repeats names (every package's
 # index.ts, __init__.py, README.md): remembered per name for the life of the process.

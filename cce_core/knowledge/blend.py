@@ -26,8 +26,8 @@ from cce_core.foundation.textrules import (
     split_lines,
     tokenize,
 )
-from cce_core.indexing.redactor import DEFAULT_PROFILE, redact_with
 from cce_core.knowledge.store import KnowledgeChunk, KnowledgeStore
+from cce_core.secrets.redactor import DEFAULT_PROFILE, redact_with
 
 DROPPED_REASONS = ("not_planned", "wontfix")
 MERGED_PR_BOOST = 1.10

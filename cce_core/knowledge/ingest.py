@@ -31,7 +31,6 @@ from typing import Any, BinaryIO, Protocol
 
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
-from cce_core.indexing.redactor import DEFAULT_PROFILE, redact_with
 from cce_core.indexing.store_lock import store_lock
 from cce_core.knowledge.feed import (
     DOCUMENT_FORMAT,
@@ -43,6 +42,7 @@ from cce_core.knowledge.feed import (
 )
 from cce_core.knowledge.limits import DEFAULT_LIMITS, IngestLimits
 from cce_core.knowledge.store import KnowledgeChunk, KnowledgeStore, install_stream, knowledge_dir, store_chunks
+from cce_core.secrets.redactor import DEFAULT_PROFILE, redact_with
 
 DISABLED_MESSAGE = "knowledge is disabled (knowledge.enabled: false in .cce/config)"
 

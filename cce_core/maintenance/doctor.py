@@ -384,7 +384,7 @@ def _check_knowledge_secrets(root: Path, store: KnowledgeStore, report: DoctorRe
     profile is the one the project's ingest uses.
     """
     from cce_core.foundation.config import load_config
-    from cce_core.indexing.redactor import redact_with
+    from cce_core.secrets.redactor import redact_with
 
     profile = load_config(root).secrets_profile
 

@@ -35,8 +35,8 @@ def packs(
     if validate:
         _validate(host)
         return
-    from cce_core.authoring.inventory import take_inventory
     from cce_core.plugins.install_hint import install_command
+    from cce_core.plugins.inventory import take_inventory
 
     inventory = take_inventory(host)
     if as_json:

@@ -26,7 +26,7 @@ works around explicitly:
   must follow is whitespace, ``:`` or ``=``, never a word character.)
 
 That family set is one of two *profiles*. The default, ``strict``
-(:mod:`cce_core.indexing.secret_scanner`), recognises many more formats and
+(:mod:`cce_core.secrets.scanner`), recognises many more formats and
 closes the family's known leaks; ``family`` reproduces the other engines' bytes
 for users who need cross-engine identical stores and Sync artifacts (chosen in
 ``.cce/config`` as ``secrets.profile``). :func:`scrub` runs either and also
@@ -43,7 +43,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from cce_core.foundation.textrules import UNICODE_WHITESPACE_CLASS
-from cce_core.indexing.secret_scanner import MARKER_RE, redact_strict
+from cce_core.secrets.scanner import MARKER_RE, redact_strict
 
 STRICT = "strict"
 FAMILY = "family"

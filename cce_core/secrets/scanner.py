@@ -1,6 +1,6 @@
 """The strict secrets profile: find credentials the family redactor misses, and scrub them.
 
-The family redactor (:func:`cce_core.indexing.redactor.redact`) is kept byte for
+The family redactor (:func:`cce_core.secrets.redactor.redact`) is kept byte for
 byte identical with the other engines, and so keeps their gaps: ``DB_PASSWORD=``
 (the key word must stand alone), ``"password":`` in JSON (the quote before the
 colon), values with spaces or quotes, most provider formats, passwords inside
@@ -11,7 +11,7 @@ connection strings. :func:`redact_strict` closes them in four passes:
 2. the password of a ``scheme://user:password@host`` URL, replaced by
    ``[REDACTED:SECRET]``;
 3. credentials marked by where they sit, with neither a key operator nor a
-   prefix (:mod:`cce_core.indexing.secret_contexts`: YAML block scalars,
+   prefix (:mod:`cce_core.secrets.contexts`: YAML block scalars,
    Dockerfile ``ENV K v``, XML elements, ``curl -u``, ``mysql -p``, netrc,
    htpasswd and pgpass lines, HTTP auth pairs, known clients' positional
    tokens), judged by :func:`is_credential_value`;
@@ -37,8 +37,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from cce_core.indexing.secret_contexts import ValueJudge, redact_contexts
-from cce_core.indexing.secret_rules import (
+from cce_core.secrets.contexts import ValueJudge, redact_contexts
+from cce_core.secrets.rules import (
     KEY_QUALIFIERS,
     NON_SECRET_LAST_PARTS,
     PLACEHOLDER_WORDS,

@@ -8,7 +8,7 @@ vocabulary its keyed-value scanner needs: which identifier parts name a secret,
 which last parts mean "this is about a secret, not the secret" (``token_url``),
 and which words make a value a documentation placeholder.
 
-This module is data only; :mod:`cce_core.indexing.secret_scanner` applies it.
+This module is data only; :mod:`cce_core.secrets.scanner` applies it.
 """
 
 from __future__ import annotations

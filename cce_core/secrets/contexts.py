@@ -1,6 +1,6 @@
 """The strict profile's context pass: credentials recognised by where they sit, not by a key operator or a prefix.
 
-The keyed pass of :mod:`cce_core.indexing.secret_scanner` needs a credential
+The keyed pass of :mod:`cce_core.secrets.scanner` needs a credential
 word *followed by an operator* (``password = …``); the provider pass needs a
 known prefix. Issue #23 found passwords that have neither, because the place
 they sit is what marks them:
