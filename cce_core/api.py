@@ -17,7 +17,8 @@ The names, by what they are for (the hooks themselves are documented in
 * implementing hooks — :data:`hookimpl`;
 * language packs — :class:`LanguagePack`, :class:`PackExpected`,
   :func:`imports_by_node_kind` (an ``extract_imports`` built from a pack's
-  ``imports_from_nodes``);
+  ``imports_from_nodes``), :class:`FileConventions` (a language's test and
+  generated files, for ``cce_file_conventions``);
 * compact rendering — :func:`structural_renderer` (a ready
   ``cce_render_compact`` implementation for a pack), :func:`render_definition`
   (the neutral rule, to call from your own renderer), :class:`CompactChunk` (what a
@@ -55,6 +56,7 @@ from cce_core.hookspecs import (
     DocumentSection,
     Embedder,
     EmbedderError,
+    FileConventions,
     LanguagePack,
     PackExpected,
     RegisterDocumentChunker,
@@ -105,6 +107,7 @@ __all__ = [
     "DocumentSection",
     "Embedder",
     "EmbedderError",
+    "FileConventions",
     "LanguagePack",
     "PackExpected",
     "PackReport",
@@ -142,6 +145,7 @@ __since__: dict[str, str] = {
     "DocumentSection": "0.2.0",
     "Embedder": "0.2.0",
     "EmbedderError": "0.2.0",
+    "FileConventions": "0.2.1",
     "LanguagePack": "0.2.0",
     "PackExpected": "0.2.0",
     "PackReport": "0.2.0",

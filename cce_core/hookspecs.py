@@ -149,6 +149,10 @@ class LanguagePack:
       diagnostics can name it.
     * ``distribution`` — leave it empty: the engine fills in the distribution
       the pack was registered from. It takes no part in equality.
+
+    Which of the language's files are tests and which are generated is not a
+    field: the pack answers :meth:`CceHookSpecs.cce_file_conventions` with a
+    :class:`FileConventions`.
     """
 
     name: str
@@ -175,6 +179,47 @@ class LanguagePack:
     imports_from_nodes: Callable[[list[Node], bytes], list[str]] | None = None
     # Filled in by the engine: the distribution the pack was loaded from.
     distribution: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class FileConventions:
+    """Which files of a language are tests and which are generated, as ``cce_file_conventions`` returns them.
+
+    The default ranking holds back tests, examples, documentation, licences
+    and the like so that a question finds the source (docs/relevance.md,
+    *file roles*). The engine knows only the conventions of repositories in
+    general — folders such as ``tests/``, ``docs/``, ``examples/``,
+    ``vendor/``, lockfiles, licences, stylesheets, minified files. The
+    conventions of one language (``*_test.go``, ``spec/``, ``test_*.py``,
+    ``*_pb2.py``) come from the plugins through this type; a language no
+    installed plugin speaks for keeps the general rules only.
+
+    * ``tests`` — patterns of the language's test files.
+    * ``generated`` — patterns of files a tool writes (protobuf stubs, build
+      output folders), which the default ranking holds back further.
+
+    Each is a tuple of path patterns over a file's relative, ``/``-separated
+    path, matched case-sensitively, each component with ``fnmatch``
+    (``*``, ``?``, ``[...]``):
+
+    * ``name/`` — every file below a directory called ``name``, at any depth
+      (``__tests__/``); several components (``src/test/``) must follow one
+      another.
+    * ``pattern`` without a slash — the file name, at any depth
+      (``*_test.go``, ``conftest.py``). Include the extension: a pattern is
+      not limited to the files your pack claims.
+    * ``dir/pattern`` — the path's last components (``test/*_test.rb``).
+
+    A pattern must be a non-empty string without surrounding white space, a
+    leading ``/``, ``\\``, ``**``, or an empty, ``.`` or ``..`` component,
+    and must not match every file (``*``). The conventions of all installed
+    plugins are pooled: a file is a test when any plugin's ``tests`` pattern
+    matches it. A generated file is held back even when it also looks like
+    a test.
+    """
+
+    tests: tuple[str, ...] = ()
+    generated: tuple[str, ...] = ()
 
 
 class EmbedderError(Exception):
@@ -403,9 +448,10 @@ class CceHookSpecs:
     offers.
 
     There are two kinds of hook. *Collected* hooks (the three
-    ``cce_register_*``) call every implementation, each with its own
-    ``register``. *First-result* hooks (``cce_extract_imports``,
-    ``cce_render_compact``) ask the implementations in turn and stop at the
+    ``cce_register_*``, each implementation with its own ``register``, and
+    ``cce_file_conventions``, whose answers are pooled) call every
+    implementation. *First-result* hooks (``cce_extract_imports``,
+    ``cce_tags_query``, ``cce_resolve_import``, ``cce_render_compact``) ask the implementations in turn and stop at the
     first answer that is not ``None``.
 
     Both kinds call their implementations in one order, pluggy's own:
@@ -550,6 +596,147 @@ class CceHookSpecs:
                 return [...]
 
         Since: 0.1.0
+        """
+
+    @hookspec(firstresult=True)
+    def cce_tags_query(self, language: str, shipped: str | None) -> str | None:
+        """Supply a language's tags query — the tree-sitter query that finds its symbols — or ``None`` to pass.
+
+        A tags query is the format tree-sitter's own ``tags`` command reads:
+        each pattern captures a definition node as ``@definition.<kind>``
+        (``function``, ``method``, ``class``, ``interface``, ``module``,
+        ``constant``, …) or a use as ``@reference.<kind>``, and its name as
+        ``@name``. The engine reads ``@reference.call`` as a call,
+        ``@reference.call.self`` as a call through the instance itself
+        (``self.save()``: the enclosing class's method comes first) and
+        ``@reference.import`` as an import (an ``import`` statement naming
+        the symbol, with the specifier as ``@module`` in the same pattern
+        when it has one); every other ``@reference.*`` is a plain reference.
+        A name written right after ``.`` or ``->`` is read as a member of
+        whatever the receiver is. ``@receiver`` in a definition's pattern
+        names the type a method is declared for outside the type's body (Go's
+        ``func (s *Server) Start()``: qualified name ``Server.Start``). When several patterns capture one name,
+        a definition keeps the widest node (then ``method`` over
+        ``function``) and a use the strongest reading (self-call, call,
+        import, reference).
+        One more capture is the engine's own: ``@module`` marks a module
+        specifier (``"./util"``, ``flask.app``, quotes are stripped), which
+        :meth:`cce_resolve_import` turns into a file for name resolution.
+        Other captures (``@doc``, ``@ignore``) are ignored, and text
+        predicates (``#eq?``, ``#match?``, ``#not-eq?``) are honoured.
+
+        Parameters:
+            language: the ``name`` of a registered pack. Every
+                implementation is asked about every language: return
+                ``None`` for the ones that are not yours.
+            shipped: the ``queries/tags.scm`` the pack's grammar distribution
+                (``LanguagePack.grammar_distribution``) ships in its wheel,
+                or ``None`` when it ships none.
+
+        Returns:
+            The whole query as a ``str``: ``shipped`` itself, ``shipped``
+            followed by patterns of your own (to *extend* it), or a query of
+            your own (to *replace* it). ``""`` switches symbols off for the
+            language; ``None`` leaves the language to the next
+            implementation.
+
+        Called:
+            Once per pack per process, when the first file of the language is
+            chunked for an index (before any worker process is forked), and
+            by ``cce packs``, ``cce packs --validate`` and the pack self-test.
+            The query then runs over the very parse tree the chunks are cut
+            from, so symbols cost no second parse. Installing or removing any
+            plugin makes the next ``cce index`` chunk every file again.
+
+        Results:
+            First result: the first non-``None`` answer is the query. When
+            none answers, ``shipped`` is used; when that is ``None`` too, the
+            language has no symbols (its files are still chunked and
+            searched as before).
+
+        Order:
+            The common order (see :class:`CceHookSpecs`). A pack answers for
+            its own language unmarked; an override marks itself
+            ``@hookimpl(tryfirst=True)`` to be asked first.
+
+        Errors:
+            An exception from an implementation is swallowed and ``shipped``
+            is used. A query that does not compile against the pack's grammar
+            leaves the language without symbols; ``cce packs --validate``
+            reports it with the compiler's message and fails.
+
+        Example::
+
+            @hookimpl
+            def cce_tags_query(language, shipped):
+                if language != "lua":
+                    return None
+                return (shipped or "") + '(function_call name: (identifier) @name) @reference.call'
+
+        Since: 0.2.1
+        """
+
+    @hookspec(firstresult=True)
+    def cce_resolve_import(self, language: str, specifier: str, importer: str) -> list[str] | None:
+        """Turn a module specifier into the paths it may name, most likely first, or ``None`` to pass.
+
+        Symbol navigation resolves a call in three steps: a definition in the
+        same file, then one in a file the caller's file imports, then any
+        definition of that name. The middle step asks this hook which files
+        an import names.
+
+        Parameters:
+            language: the ``name`` of the pack that claims the importing file.
+                Every implementation is asked about every language: return
+                ``None`` for the ones that are not yours.
+            specifier: a module specifier the tags query captured as
+                ``@module`` in that file (``flask.app``, ``.helpers``,
+                ``"./util"`` with its quotes stripped).
+            importer: the importing file's path, relative to the indexed
+                root with ``/`` separators, so a relative specifier can be
+                resolved against its directory.
+
+        Returns:
+            Candidate paths, a ``list`` of ``str``, relative to the root with
+            ``/`` separators, best first (``["src/a/util.ts",
+            "src/a/util/index.ts"]``). The engine takes the first candidate
+            that is an indexed file, then the first indexed file whose path
+            ends with ``/`` plus a candidate (so ``flask/app.py`` finds
+            ``src/flask/app.py``). ``[]`` means the specifier names no file of
+            the tree (a standard-library or third-party module); ``None``
+            leaves it to the next implementation.
+
+        Called:
+            When symbols are queried (never at index time), once per distinct
+            (language, specifier, importer) in a process. Keep it pure: no
+            I/O, the indexed files are the engine's to check.
+
+        Results:
+            First result: the first non-``None`` answer is used. When none
+            answers, the import graph's rule applies: the first indexed file
+            whose stem equals the specifier, else the first path ending in
+            the specifier plus a suffix some pack declares
+            (``LanguagePack.module_suffixes``).
+
+        Order:
+            The common order (see :class:`CceHookSpecs`). A pack answers for
+            its own language unmarked; an override marks itself
+            ``@hookimpl(tryfirst=True)``.
+
+        Errors:
+            An exception is swallowed and the import graph's rule applies;
+            the resolution is then only less precise (a call falls back to a
+            global match, reported with that confidence).
+
+        Example::
+
+            @hookimpl
+            def cce_resolve_import(language, specifier, importer):
+                if language != "lua":
+                    return None
+                return [specifier.replace(".", "/") + ".lua"]
+
+        Since: 0.2.1
         """
 
     @hookspec(firstresult=True)
@@ -733,4 +920,57 @@ class CceHookSpecs:
                 register(LinesChunker())
 
         Since: 0.2.0
+        """
+
+    @hookspec
+    def cce_file_conventions(self) -> FileConventions | None:
+        """Declare the test-file and generated-file conventions of your language, for the file roles of the ranking.
+
+        Parameters:
+            The hook takes none: its answer is the same for every file, so
+            the engine asks once and matches the patterns itself.
+
+        Returns:
+            A :class:`FileConventions` (its ``tests`` and ``generated``
+            path patterns), or ``None`` to declare nothing. A pack usually
+            returns one constant.
+
+        Called:
+            At most once per plugin host, the first time the default ranking
+            needs the role of a file (``cce search``, ``context_search``,
+            ``cce relevance`` and ``cce bench`` under the default profile),
+            and by ``cce packs --validate``, ``validate_plugin`` and
+            ``pack_self_test``. A one-shot ``cce search`` loads only the
+            plugin of its store's embedder, so the pooled answer is
+            remembered between runs beside the entry-point cache and asked
+            again whenever a plugin is installed, upgraded or removed, or a
+            plugin's module file changes. Never by the ``family`` profile,
+            whose ranking does not read file roles. Return a constant: no
+            I/O, no grammar loading.
+
+        Results:
+            Collected: every implementation is called and the patterns of
+            all answers are pooled. A file is ``generated`` when any
+            ``generated`` pattern matches it and a ``test`` when any
+            ``tests`` pattern does, on top of the engine's general rules
+            (see :class:`FileConventions`).
+
+        Order:
+            The common order (see :class:`CceHookSpecs`). Pooling makes the
+            order irrelevant: no plugin can take a convention away.
+
+        Errors:
+            An exception, or an answer that is not a :class:`FileConventions`
+            of valid patterns, leaves out that plugin's conventions and
+            becomes a problem naming the plugin: ``cce packs`` warns, ``cce
+            packs --validate`` and ``validate_plugin`` fail. Searching goes on
+            with the other plugins' conventions.
+
+        Example::
+
+            @hookimpl
+            def cce_file_conventions():
+                return FileConventions(tests=("*_spec.lua", "spec/"), generated=("*.gen.lua",))
+
+        Since: 0.2.1
         """

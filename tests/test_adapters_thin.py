@@ -70,14 +70,7 @@ ARGUMENT_PARSING = frozenset({  # an option's text → its value; the same error
 })
 
 # Functions that still orchestrate several library calls (see the report on issue #22): shrink only.
-PENDING: dict[str, str] = {
-    "cli/commands/mcp.py:mcp": "a 'serve MCP' service",
-    "cli/commands/packs.py:packs": "a 'list the plugins' service with the install hint",
-    "cli/commands/packs.py:_validate": "one validation service over packs and documents",
-    "cli/commands/relevance.py:relevance": "a relevance service per mode",
-    "cli/commands/relevance.py:_localization": "a relevance service per mode",
-    "cli/commands/relevance.py:_compare_embedders": "a relevance service per mode",
-}
+PENDING: dict[str, str] = {}
 
 
 def _import_origins(tree: ast.AST) -> dict[str, str]:

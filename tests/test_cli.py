@@ -208,6 +208,18 @@ def test_packs_lists_all_six_with_pack_set_id():
     assert validate.stdout.splitlines()[-1] == "all 6 packs passed validation"
 
 
+def test_packs_say_where_each_languages_symbols_come_from():
+    proc = run_cce("packs")
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines() if " node kinds) · " in line}
+    assert set(lines) == {"c", "javascript", "python", "ruby", "rust", "typescript"}
+    # Python extends the grammar's shipped tags.scm; Ruby replaces it (its last pattern reads locals as calls).
+    assert " · symbols tags.scm + pack · from cce-pack-python " in lines["python"]
+    assert " · symbols pack · from cce-pack-ruby " in lines["ruby"]
+    as_json = json.loads(run_cce("packs", "--json").stdout)
+    assert {p["name"]: p["symbols"] for p in as_json["packs"]}["python"] == "tags.scm + pack"
+
+
 def test_walker_rules(tmp_path):
     root = tmp_path / "r"
     (root / "src").mkdir(parents=True)

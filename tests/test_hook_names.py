@@ -27,7 +27,8 @@ def cce_register_packs_unmarked(register):
 
 def test_the_hook_names_are_the_hookspecs():
     assert hook_names() == {"cce_register_packs", "cce_extract_imports", "cce_render_compact",
-                            "cce_register_embedders", "cce_register_document_chunkers"}
+                            "cce_register_embedders", "cce_register_document_chunkers", "cce_file_conventions",
+                            "cce_tags_query", "cce_resolve_import"}
 
 
 def test_a_misspelled_hook_names_the_plugin_the_hook_and_the_closest_valid_name():
@@ -70,5 +71,6 @@ def test_a_marked_function_under_any_other_name_is_an_unknown_hook():
     # pluggy would register it as a hook called "_structural", which nothing ever calls.
     problems = hook_name_problems(_plugin("wrapper", _structural=cce_register_pack), "wrapper")
     assert problems == ['plugin "wrapper" implements unknown hook "_structural" — the hooks are: '
-                        "cce_extract_imports, cce_register_document_chunkers, cce_register_embedders, "
-                        "cce_register_packs, cce_render_compact"]
+                        "cce_extract_imports, cce_file_conventions, cce_register_document_chunkers, "
+                        "cce_register_embedders, cce_register_packs, cce_render_compact, cce_resolve_import, "
+                        "cce_tags_query"]

@@ -555,12 +555,13 @@ def test_marker_bytes_and_the_diff_list_elision() -> None:
     from cce_core.sync.knowledge_service import KnowledgeMarker, format_ids
     from cce_core.sync.service import SyncMarker
 
-    assert KnowledgeMarker("c1", "9f1c2a3b4c5d6e7f", "abc", "def").to_bytes() == (
+    assert KnowledgeMarker("c1", "9f1c2a3b4c5d6e7f", checksum="abc", installed_sha256="def").to_bytes() == (
         b'{"corpus_id":"c1","snapshot":"9f1c2a3b4c5d6e7f","checksum":"abc","installed_sha256":"def"}')
-    assert KnowledgeMarker("c1", "s", "abc").to_bytes() == b'{"corpus_id":"c1","snapshot":"s","checksum":"abc"}'
-    assert SyncMarker("r", "a", "c").to_bytes() == b'{"repo_id":"r","sha":"a","checksum":"c"}'
-    assert KnowledgeMarker.from_json(json.loads(KnowledgeMarker("c1", "s", "x", "y").to_bytes())) == \
-        KnowledgeMarker("c1", "s", "x", "y")
+    assert KnowledgeMarker("c1", "s", checksum="abc").to_bytes() == (
+        b'{"corpus_id":"c1","snapshot":"s","checksum":"abc"}')
+    assert SyncMarker("r", "a", checksum="c").to_bytes() == b'{"repo_id":"r","sha":"a","checksum":"c"}'
+    marker = KnowledgeMarker("c1", "s", checksum="x", installed_sha256="y")
+    assert KnowledgeMarker.from_json(json.loads(marker.to_bytes())) == marker
     assert KnowledgeMarker.from_json({"corpus_id": "c1", "snapshot": 3, "checksum": "x"}) is None
     assert format_ids([]) == "0"
     assert format_ids([f"kn:{i:02d}" for i in range(25)]) == (

@@ -22,8 +22,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("plugins", ("cce_core.hookspecs", "cce_core.plugins", "cce_core.default_plugins")),
     # Secret protection: below everything that stores or shows text.
     ("secrets", ("cce_core.secrets",)),
+    # Symbols at index time: the chunker runs the tags query over the tree it has.
+    ("symbol-extraction", ("cce_core.symbols.model", "cce_core.symbols.tags", "cce_core.symbols.extract")),
     ("indexing", ("cce_core.indexing",)),
     ("retrieval", ("cce_core.retrieval",)),
+    # Symbols at query time: the symbol graph read from the store.
+    ("symbols", ("cce_core.symbols",)),
     ("knowledge", ("cce_core.knowledge",)),
     ("workspace", ("cce_core.workspace",)),
     ("observability", ("cce_core.observability",)),

@@ -73,8 +73,9 @@ def test_query_analysis_finds_names_paths_and_drops_filler() -> None:
 
 
 @pytest.mark.parametrize(("path", "role"), [
-    ("src/flask/app.py", "source"), ("tests/test_app.py", "test"), ("lib/foo_test.go", "test"),
-    ("src/a.test.ts", "test"), ("src/main/java/FooTest.java", "test"), ("docs/api.rst", "docs"),
+    # A language's own file names (foo_test.go, FooTest.java) come from its pack: tests/test_file_conventions.py.
+    ("src/flask/app.py", "source"), ("tests/test_app.py", "test"),
+    ("src/a.test.ts", "test"), ("docs/api.rst", "docs"),
     ("README.md", "docs"), ("examples/tutorial/app.py", "example"), ("benches/run.rs", "bench"),
     ("LICENSE.rst", "meta"), ("CHANGES.rst", "meta"), ("requirements/dev.txt", "config"),
     ("package-lock.json", "config"), ("static/style.css", "style"), ("dist/zod.min.js", "generated"),

@@ -177,6 +177,20 @@ def test_hash_rows_equal_the_backend_report():
     assert hash_b.queries == toy_b.queries
 
 
+def test_every_embedder_is_ranked_under_the_profile_asked_for():
+    host = PluginHost([(_ToyPlugin(), "toy-plugin")])
+    cases = _code_cases()
+    corpus = str(REPO_ROOT / "samples")
+    for profile in ("family", "default"):
+        plain = rel.evaluate(rel.corpus_searcher(corpus, host, profile=profile), cases, ["hybrid"])[0]
+        hash_report, _toy = rel.evaluate_embedders(corpus, host, ("hash", "toy"), "hybrid", cases, profile)
+        assert hash_report.queries == plain.queries, profile
+    # The two profiles really rank differently here, so the check above can fail.
+    family = rel.evaluate_embedders(corpus, host, ("hash", "toy"), "hybrid", cases, "family")[0]
+    default = rel.evaluate_embedders(corpus, host, ("hash", "toy"), "hybrid", cases, "default")[0]
+    assert family.queries != default.queries
+
+
 def test_an_embedder_that_cannot_start_is_refused_before_indexing():
     host = PluginHost([(_UnreadyPlugin(), "unready-plugin")])
     with pytest.raises(CceError, match=r"^the unready embedder cannot start \(index\)$"):

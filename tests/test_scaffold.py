@@ -23,18 +23,24 @@ from pathlib import Path
 import pytest
 from tree_sitter import Parser
 
-from cce_core.authoring import scaffold
-from cce_core.authoring.scaffold import (
-    check_extensions,
+from cce_core.authoring import (
+    grammar_source,
+    kind_guesses,
+    pack_render,
+    pack_sample,
+    pack_templates,
+    scaffold,
+    tags_query,
+)
+from cce_core.authoring.kind_guesses import (
     looks_like_body,
     looks_like_class,
     looks_like_doc,
     looks_like_function,
     looks_like_import,
-    render_report,
-    scaffold_pack,
-    tags_definitions,
 )
+from cce_core.authoring.scaffold import check_extensions, render_report, scaffold_pack
+from cce_core.authoring.tags_query import tags_definitions
 from cce_core.foundation.errors import CceError
 
 GRAMMAR = "tree-sitter-python"
@@ -142,9 +148,9 @@ def test_report_says_where_each_guess_came_from(tmp_path: Path, sample: Path) ->
     text = render_report(report)
     assert text == "\n".join(report.lines)
     origin = report.guesses["function_types"].origin
-    assert origin in (scaffold.FROM_TAGS, scaffold.BY_HEURISTIC)
+    assert origin in (kind_guesses.FROM_TAGS, kind_guesses.BY_HEURISTIC)
     assert f"guessed function_types = ('function_definition',) {origin}" in text
-    assert "guessed import_node_types = " in text and scaffold.BY_HEURISTIC in text
+    assert "guessed import_node_types = " in text and kind_guesses.BY_HEURISTIC in text
     assert "expected: min_functions=4 min_classes=1" in text
     assert "review this" in text
     assert "EMPTY" not in text
@@ -301,10 +307,10 @@ def test_sample_search_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     for i in range(10):
         (project / "a" / f"f{i}.txt").write_text("x", encoding="utf-8")
     (project / "b" / "z.pyx2").write_text("def f():\n    pass\n", encoding="utf-8")  # walked after a/
-    monkeypatch.setattr(scaffold, "MAX_FILES_VISITED", 5)
+    monkeypatch.setattr(pack_sample, "MAX_FILES_VISITED", 5)
     bounded = scaffold_pack("pyclone", GRAMMAR, [".pyx2"], tmp_path / "out1", search_root=project)
     assert bounded.sample_empty
-    monkeypatch.setattr(scaffold, "MAX_FILES_VISITED", 50)
+    monkeypatch.setattr(pack_sample, "MAX_FILES_VISITED", 50)
     unbounded = scaffold_pack("pyclone", GRAMMAR, [".pyx2"], tmp_path / "out2", search_root=project)
     assert not unbounded.sample_empty
 
@@ -514,6 +520,22 @@ def test_tags_definitions_tolerate_unbalanced_input() -> None:
     assert tags_definitions(") ] (method) @definition.method") == {"definition.method": ["method"]}
 
 
+def test_generated_import_rule_reads_node_text_through_the_contract() -> None:
+    """An import name whose bytes are not UTF-8 reads as empty (``node_text``), not as U+FFFD, and is skipped."""
+
+    class FakeNode(types.SimpleNamespace):
+        def child_by_field_name(self, name: str) -> FakeNode | None:
+            return getattr(self, "fields", {}).get(name)
+
+        def named_child(self, index: int) -> FakeNode | None:
+            return None
+
+    source = b'use "\xff\xfe";\nuse "ok";\n'
+    bad = FakeNode(start_byte=0, end_byte=9, fields={"path": FakeNode(start_byte=4, end_byte=8)})
+    good = FakeNode(start_byte=10, end_byte=19, fields={"path": FakeNode(start_byte=14, end_byte=18)})
+    assert pack_sample.imports_function()([bad, good], source) == ["ok"]
+
+
 # --- choosing among several grammars in one wheel ---------------------------------------------
 
 
@@ -522,7 +544,7 @@ def test_language_function_prefers_the_name_then_the_distribution() -> None:
     module.language_alpha = lambda: None  # type: ignore[attr-defined]
     module.language_beta = lambda: None  # type: ignore[attr-defined]
     module.language_gamma = lambda: None  # type: ignore[attr-defined]
-    pick = scaffold._pick_language_function
+    pick = grammar_source._pick_language_function
     assert pick(module, "gamma", "tree-sitter-beta") == "language_gamma"
     assert pick(module, "other", "tree-sitter-beta") == "language_beta"
     assert pick(module, "other", "tree-sitter-other") == "language_alpha"
@@ -534,8 +556,12 @@ def test_language_function_prefers_the_name_then_the_distribution() -> None:
 # --- the core stays language-neutral ----------------------------------------------------------
 
 
-def test_scaffold_names_no_language() -> None:
-    source = Path(scaffold.__file__).read_text(encoding="utf-8")
+SCAFFOLD_MODULES = (scaffold, grammar_source, tags_query, kind_guesses, pack_sample, pack_render, pack_templates)
+
+
+@pytest.mark.parametrize("module", SCAFFOLD_MODULES, ids=lambda m: m.__name__.rpartition(".")[2])
+def test_scaffold_names_no_language(module: types.ModuleType) -> None:
+    source = Path(module.__file__ or "").read_text(encoding="utf-8")
     names = r"(lua|go|golang|java|php|bash|python|ruby|rust|c|cpp|javascript|typescript|kotlin|swift|scala)"
     assert not re.search(rf"""["']{names}["']""", source, re.IGNORECASE)
     assert not re.search(rf"tree[-_]sitter[-_]{names}\b", source, re.IGNORECASE)

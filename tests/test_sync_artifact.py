@@ -33,12 +33,11 @@ from cce_core.sync.artifact import (
     Manifest,
     artifact_to_store,
     build_artifact,
-    decode_embedding,
-    encode_embedding,
     export_artifact,
     import_artifact,
     pack_module_suffixes,
 )
+from cce_core.sync.codec import decode_embedding, dumps_canonical, encode_embedding
 
 GOLDEN_SAMPLES_CHECKSUM = "581cbd0ff682a38d7d1250f3eec44f4ce456bdd660d4cb29aaaadd9e95072f48"
 ZERO_SHA = "0" * 40
@@ -604,10 +603,8 @@ def test_orjson_renders_every_code_point_and_integer_as_the_canonical_writer_doe
     # while orjson and the canonical writer agree byte for byte on strings and integers.
     import orjson
 
-    from cce_core.sync.artifact import _dumps
-
     text = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
     value = {"b": text, "a": [0, 1, (1 << 64) - 1], "c": "\u2028\x7f/\\\""}
-    assert orjson.dumps(value, option=orjson.OPT_SORT_KEYS) == _dumps(value).encode("utf-8")
+    assert orjson.dumps(value, option=orjson.OPT_SORT_KEYS) == dumps_canonical(value).encode("utf-8")
 
 

@@ -9,19 +9,21 @@ from pathlib import Path
 import pytest
 
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.git_facts import head_sha
 from cce_core.sync.identity import (
+    CODE_KEYS,
+    CORPUS_META_FILE,
+    CURRENT_FILE,
     DEFAULT_REF,
     HASH_EMBEDDER,
     KNOWLEDGE_KEY_VERSION,
+    KNOWLEDGE_KEYS,
     SYNC_FORMAT_VERSION,
+    WORKSPACE_GRAPH_FILE,
+    WORKSPACE_MANIFEST_FILE,
     branch_or_default,
-    code_artifact_key,
     current_branch,
-    head_sha,
     is_dirty,
-    knowledge_artifact_key,
-    knowledge_current_key,
-    knowledge_meta_key,
     member_repo_id,
     normalize_repo_id,
     origin_url,
@@ -36,8 +38,6 @@ from cce_core.sync.identity import (
     valid_corpus_id,
     valid_repo_id,
     working_clone_dir,
-    workspace_graph_key,
-    workspace_manifest_key,
 )
 from cce_core.sync.settings import KnowledgeSyncSettings, SyncSettings
 
@@ -169,20 +169,21 @@ def test_resolve_corpus_id():
 
 
 def test_code_keys():
-    assert code_artifact_key("github.com__acme__billing", "9f1c2a") == "hash/2.3/github.com__acme__billing/9f1c2a.cce"
+    assert CODE_KEYS.artifact("github.com__acme__billing", "9f1c2a") == "hash/2.3/github.com__acme__billing/9f1c2a.cce"
     assert ref_key("github.com__acme__billing", "main") == "hash/2.3/github.com__acme__billing/refs/main"
     assert ref_key("r", "feature/x y") == "hash/2.3/r/refs/feature_x_y"
-    assert workspace_manifest_key("example.com__acme__mono") == "hash/2.3/example.com__acme__mono/workspace.yml"
-    assert workspace_graph_key("example.com__acme__mono") == "hash/2.3/example.com__acme__mono/workspace-graph.json"
+    mono = "example.com__acme__mono"
+    assert CODE_KEYS.file(mono, WORKSPACE_MANIFEST_FILE) == "hash/2.3/example.com__acme__mono/workspace.yml"
+    assert CODE_KEYS.file(mono, WORKSPACE_GRAPH_FILE) == "hash/2.3/example.com__acme__mono/workspace-graph.json"
     assert member_repo_id("example.com__acme__mono", "web") == "example.com__acme__mono__web"
 
 
 def test_knowledge_keys():
-    assert knowledge_artifact_key("internal-tickets", "9f1c2a3b4c5d6e7f") == \
+    assert KNOWLEDGE_KEYS.artifact("internal-tickets", "9f1c2a3b4c5d6e7f") == \
         "knowledge/v1/internal-tickets/9f1c2a3b4c5d6e7f.cck"
-    assert knowledge_current_key("internal-tickets") == "knowledge/v1/internal-tickets/current"
-    assert knowledge_meta_key("internal-tickets") == "knowledge/v1/internal-tickets/corpus.json"
-    assert not knowledge_artifact_key("x", "y").startswith(HASH_EMBEDDER)
+    assert KNOWLEDGE_KEYS.file("internal-tickets", CURRENT_FILE) == "knowledge/v1/internal-tickets/current"
+    assert KNOWLEDGE_KEYS.file("internal-tickets", CORPUS_META_FILE) == "knowledge/v1/internal-tickets/corpus.json"
+    assert not KNOWLEDGE_KEYS.artifact("x", "y").startswith(HASH_EMBEDDER)
 
 
 # --------------------------------------------------------------------------- working clone

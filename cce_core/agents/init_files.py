@@ -29,6 +29,7 @@ from typing import Any
 
 from cce_core.agents.server_command import ServerCommand, choose_server_command, running_cce
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.optional_file import read_bytes_or_none, read_utf8_or_none
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
 
 SUPPORTED_AGENT = "claude"
@@ -233,17 +234,9 @@ def merge_gitignore(existing: str) -> str | None:
 
 def _read_text(path: Path) -> str | None:
     """The UTF-8 text of ``path``; None when it does not exist."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise CceError(f"could not read {path}: {exc.strerror or exc}") from exc
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # Rewriting a file we cannot read would lose the user's content.
-        raise CceError(f"{path} is not UTF-8 text; fix or remove it, then re-run cce init") from exc
+    # Rewriting a file we cannot read would lose the user's content.
+    return read_utf8_or_none(path, not_utf8=lambda _exc: CceError(
+        f"{path} is not UTF-8 text; fix or remove it, then re-run cce init"))
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -447,12 +440,7 @@ def _config_restored_on_failure(root: Path) -> Iterator[None]:
 
     path = config_path(root)
     had_dir = path.parent.exists()
-    try:
-        before: bytes | None = path.read_bytes()
-    except FileNotFoundError:
-        before = None
-    except OSError as exc:
-        raise CceError(f"could not read {path}: {exc.strerror or exc}") from exc
+    before = read_bytes_or_none(path)
     try:
         yield
     except BaseException:

@@ -28,10 +28,11 @@ class McpSession(SessionState):
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> tuple[str, bool]:
         """Run one tool: ``(text, is_error)``. A failure becomes an error result, never a dead server."""
+        from cce_core.agents.mcp_symbol_tools import lookup
         from cce_core.agents.mcp_tools import TOOLS
         from cce_core.hookspecs import EmbedderError
 
-        tool = TOOLS.get(name)
+        tool = TOOLS.get(name) or lookup(self, name)
         if tool is None:
             return f"unknown tool: {name}", True
         args = dict(arguments) if isinstance(arguments, Mapping) else {}
@@ -61,11 +62,12 @@ def serve_stdio(session: McpSession, *, watch: bool = False) -> None:
         raise CceError(f"the MCP server needs the `mcp` package ({exc}) — pip install 'mcp>=2.3,<3'") from exc
 
     from cce_core import __version__
+    from cce_core.agents.mcp_symbol_tools import listed_for
     from cce_core.agents.mcp_tools import TOOL_DEFINITIONS
     from cce_core.agents.mcp_transport import claim_stdio, stdio_streams
 
     tools = [types.Tool(name=d["name"], description=d["description"], input_schema=d["inputSchema"])
-             for d in TOOL_DEFINITIONS]
+             for d in TOOL_DEFINITIONS + listed_for(session)]
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)

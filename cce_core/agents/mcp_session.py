@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any
 from cce_core.foundation.errors import CceError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cce_core.foundation.config import CceConfig
     from cce_core.indexing.chunker import Chunk
     from cce_core.indexing.indexer import IndexStats
@@ -100,13 +102,16 @@ class KnowledgeLoad:
 class LoadedIndex:
     """One loaded store plus the lookups the tools need, built on first use."""
 
-    def __init__(self, data: StoreData) -> None:
+    def __init__(self, data: StoreData, import_neighbours: Callable[[], dict[str, list[str]] | None] | None = None
+                 ) -> None:
         self.data = data
         self.embedder: Any = None
         self.searcher: Searcher | None = None
         self._by_id: dict[str, Chunk] | None = None
         self._by_file: dict[str, list[Chunk]] | None = None
         self._neighbours: dict[str, list[str]] | None = None
+        # The default profile's neighbours (imports resolved by the packs); None keeps the family's graph.
+        self._import_neighbours = import_neighbours
 
     def chunk(self, chunk_id: str) -> Chunk | None:
         if self._by_id is None:
@@ -129,6 +134,9 @@ class LoadedIndex:
 
     def neighbour_chunks(self, path: str) -> list[Chunk]:
         """The chunks of every file importing or imported by ``path``, by file, start line, chunk id."""
+        if self._neighbours is None and self._import_neighbours is not None:
+            # A store without symbol records (pulled, or older) falls back to the family's graph.
+            self._neighbours = self._import_neighbours()
         if self._neighbours is None:
             from cce_core.indexing.graph import neighbours
 
@@ -284,12 +292,30 @@ class SessionState:
         if self._cache is not None and self._cache[0] == fp:
             return self._cache[1]
         try:
-            loaded = LoadedIndex(load_store(self.store_path))
+            loaded = LoadedIndex(load_store(self.store_path), self._import_neighbours_source())
         except CceError:
             self._cache = None
             return None
         self._cache = (fp, loaded)
         return loaded
+
+    def _import_neighbours_source(self) -> Callable[[], dict[str, list[str]] | None] | None:
+        """Where ``related_context`` finds a file's neighbours: the packs' import resolution, except under
+        the family profile, whose answers keep the family's pinned import graph."""
+        if self.ranking_profile == "family":
+            return None
+        store_path = self.store_path
+
+        def resolve() -> dict[str, list[str]] | None:
+            from cce_core.symbols.file_neighbours import import_neighbours
+            from cce_core.symbols.index import open_symbols
+
+            try:
+                return import_neighbours(open_symbols(store_path))
+            except CceError:
+                return None
+
+        return resolve
 
     # -- keeping the index fresh (--watch) ----------------------------------
 

@@ -77,13 +77,17 @@ class MemoryEntry:
 
 @dataclass(frozen=True)
 class RecallHit:
-    rank: int
+    """One recalled entry: its 1-based rank and its score against the query."""
+
+    rank: int  # 1-based
     entry: MemoryEntry
     score: float
 
 
 @dataclass(frozen=True)
 class RecordOutcome:
+    """What ``record`` did: the entry stored (or the one already stored under its id) and whether it is new."""
+
     entry: MemoryEntry
     is_new: bool
 

@@ -16,6 +16,7 @@ from cce_core.hookspecs import LanguagePack
 from cce_core.indexing.chunker import Chunker, FileChunks
 from cce_core.plugins.host import PluginHost
 from cce_core.retrieval.detail_views import compress
+from cce_core.symbols.model import decode_file_symbols
 
 
 def _host(plugin: Any) -> PluginHost:
@@ -74,8 +75,11 @@ def pack_self_test(plugin: Any, name: str) -> list[str]:
 
     * the engine's validators, all three layers, on the plugin alone;
     * the plugin registers exactly one pack, called ``name``;
-    * chunking and import extraction survive :data:`ODD_INPUTS`: every odd
-      file still yields chunks and a list of imports, never an exception.
+    * chunking, symbol and import extraction survive :data:`ODD_INPUTS`: every
+      odd file still yields chunks and a list of imports, never an exception;
+    * its ``cce_file_conventions`` answer, if any, is well formed (the
+      validators) and does not make its own sample a test or a generated
+      file — a pattern that broad would hold back every file of the language.
     """
     report = validate_plugin(plugin)
     problems = list(report.diagnostics)
@@ -86,11 +90,13 @@ def pack_self_test(plugin: Any, name: str) -> list[str]:
         return problems
     host = _host(plugin)
     (pack,) = host.packs.packs
+    problems.extend(_convention_problems(host, pack))
     chunker = Chunker(host)
     for text in ODD_INPUTS:
         shown = text if len(text) <= 20 else text[:20] + "…"
         try:
-            result = chunker.chunk_file(f"odd{pack.extensions[0]}", text)
+            result = chunker.chunk_file(f"odd{pack.extensions[0]}", text)  # its symbols too (tags query)
+            decode_file_symbols(result.symbols or b"")
             bare = bare_tree_imports(pack, text)
         except Exception as exc:  # the point of the check: report, never raise
             problems.append(f"[pack:{name}] odd input {shown!r} raised {type(exc).__name__}: {exc}")
@@ -100,3 +106,14 @@ def pack_self_test(plugin: Any, name: str) -> list[str]:
         if not isinstance(result.imports, list) or not isinstance(bare, list):
             problems.append(f"[pack:{name}] odd input {shown!r}: imports are not a list")
     return problems
+
+
+def _convention_problems(host: PluginHost, pack: LanguagePack) -> list[str]:
+    """The pack's own conventions must leave ordinary source of the language alone: its sample is source."""
+    from cce_core.retrieval.file_roles import GENERATED, TEST, FileRoles
+
+    roles = FileRoles(host.file_conventions.pooled())
+    samples = [pack.sample_name, *(f"src/module{ext}" for ext in pack.extensions)]
+    return [f"[pack:{pack.name}] its file conventions make {path!r} a {role} file; "
+            "a tests or generated pattern that broad would hold back ordinary source"
+            for path in samples if (role := roles.role(path)) in (TEST, GENERATED)]

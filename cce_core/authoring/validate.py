@@ -20,6 +20,7 @@ from cce_core.plugins.validation import (
     grammar_problems,
     structural_problems,
 )
+from cce_core.symbols.checks import symbol_problems
 
 
 @dataclass
@@ -76,6 +77,7 @@ def behaviour_problems(pack: LanguagePack, host: PluginHost) -> list[str]:
             f"{label} imports_from_nodes gave {list(one_pass.imports)} on its sample but extract_imports gave "
             f"{list(result.imports)} — both must return the same names; build extract_imports on imports_from_nodes."
         )
+    out.extend(symbol_problems(pack, host))  # the tags query compiles and finds the sample's definitions
     return out
 
 
@@ -90,7 +92,7 @@ def validate_pack(pack: LanguagePack, host: PluginHost) -> PackReport:
 
 def validate_all(host: PluginHost) -> tuple[list[str], list[PackReport]]:
     """Start-up problems (load failures, clashes, hooks that would never be called) and a report per pack."""
-    return host.startup_problems() + host.hook_problems, [validate_pack(p, host) for p in host.packs.packs]
+    return host.startup_problems() + host.advisory_problems(), [validate_pack(p, host) for p in host.packs.packs]
 
 
 def validate_documents(host: PluginHost) -> list[PackReport]:
@@ -135,7 +137,7 @@ def validate_plugin(plugin: Any, distribution: str = "") -> PluginReport:
     host = PluginHost([(plugin, distribution)], entry_points=False)
     return PluginReport(
         name=getattr(plugin, "__name__", None) or type(plugin).__name__,
-        hook_problems=list(host.hook_problems),
+        hook_problems=host.advisory_problems(),
         registration_problems=host.startup_problems(),
         packs=[validate_pack(pack, host) for pack in host.packs.packs],
         documents=validate_documents(host),

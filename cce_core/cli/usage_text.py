@@ -65,12 +65,13 @@ def polish(command: click.Command) -> None:
     """Fix the help of ``command`` and everything under it (see the module docstring)."""
     lost = [p for p in command.params if isinstance(p, click.Argument) and not getattr(p, "help", None)]
     declared = _argument_help(command) if lost else {}
-    for param in lost:
-        if param.name in declared:
-            param.help = declared[param.name]  # type: ignore[attr-defined]  # typer's arguments carry help
+    for argument in lost:
+        if argument.name in declared:
+            argument.help = declared[argument.name]  # type: ignore[attr-defined]  # typer's arguments carry help
     if any(isinstance(p, click.Argument) for p in command.params) and hasattr(command, "format_arguments"):
         # Click 8.5 would list documented arguments a second time, as "Positional arguments".
-        command.format_arguments = _arguments_listed_by_typer  # type: ignore[method-assign]
+        # An instance attribute standing in for the bound method (click's stub types the unbound one, with self).
+        command.format_arguments = _arguments_listed_by_typer  # type: ignore[method-assign,assignment]
     for param in command.params:
         help_text = getattr(param, "help", None) or ""
         if "default" in help_text.lower() and hasattr(param, "show_default"):

@@ -44,7 +44,6 @@ import functools
 import json
 import math
 import platform
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -54,6 +53,7 @@ from typing import Any
 
 from cce_core import __version__
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.git_facts import head_sha
 from cce_core.foundation.textrules import estimate_tokens_bytes, plain_sum, round6
 
 TOP_K = 10
@@ -299,13 +299,8 @@ def _parse_queries(data: Any, where: str) -> list[LabeledQuery]:
 # -- environment ---------------------------------------------------------------
 
 def detect_commit(repo_dir: Path) -> str:
-    try:
-        proc = subprocess.run(["git", "-C", str(repo_dir), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    sha = proc.stdout.strip()
-    return sha if proc.returncode == 0 and sha else "unknown"
+    """HEAD's sha of ``repo_dir``, or ``unknown`` when it is no checkout (or git does not answer in 30 s)."""
+    return head_sha(repo_dir, timeout=30) or "unknown"
 
 
 def runtime_label() -> str:

@@ -451,15 +451,16 @@ def evaluate(searcher: Searcher, cases: Sequence[Case], backends: Sequence[str])
 
 
 def evaluate_embedders(corpus: str, host: PluginHost, embedders: Sequence[str], backend: str,
-                       cases: Sequence[Case]) -> list[BackendReport]:
+                       cases: Sequence[Case], profile: str = "family") -> list[BackendReport]:
     """``cases`` through ``backend`` over an in-memory index of ``corpus`` per embedder, in the order given.
 
     Each report's ``backend`` field carries the embedder's name, the label its
-    row and the comparison print. One index is held at a time.
+    row and the comparison print. One index is held at a time. Every
+    embedder is ranked under the same ranking ``profile``.
     """
     reports: list[BackendReport] = []
     for name in embedders:
-        searcher = corpus_searcher(corpus, host, name)
+        searcher = corpus_searcher(corpus, host, name, profile=profile)
         reports.append(replace(evaluate_backend(searcher, backend, cases), backend=name))
         del searcher
     return reports

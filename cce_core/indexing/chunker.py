@@ -22,6 +22,7 @@ from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import chunk_id, estimate_tokens_bytes
 from cce_core.hookspecs import LanguagePack
 from cce_core.plugins.host import PluginHost
+from cce_core.symbols.extract import SymbolExtractor, symbol_extractor
 
 MODULE = "module"
 _NEWLINE = re.compile(rb"\n")
@@ -45,6 +46,8 @@ class Chunk:
 class FileChunks:
     chunks: list[Chunk]
     imports: list[str]
+    # The file's symbols, encoded (cce_core.symbols.model); None when they were not extracted.
+    symbols: bytes | None = None
 
 
 def module_chunk(file_path: str, content: str, language: str = PLAINTEXT) -> Chunk:
@@ -99,6 +102,7 @@ class _PackParser:
         self.pack = pack
         self.parser = Parser(language)
         self.class_types = frozenset(pack.class_types)
+        self.symbols: SymbolExtractor | None = None  # set by the Chunker, which knows the plugin host
         kinds = list(dict.fromkeys((*pack.function_types, *pack.class_types)))
         self.query = Query(language, _pattern(kinds, "chunk")) if kinds else None
         # When the pack can read its imports from nodes, one query captures both
@@ -114,6 +118,11 @@ class _PackParser:
                 self.combined = Query(language, " ".join(patterns))
             except Exception:  # a bad import kind may cost a file its imports, never its chunks: two passes
                 self.combined = None
+        # The patterns above, for the symbol extractor to run in the same walk as the tags query.
+        shared = [_pattern(kinds, "chunk")] if kinds else []
+        if self.combined is not None:
+            shared.append(_pattern(import_kinds, "import"))
+        self.shared_patterns = " ".join(shared)
 
 
 class Chunker:
@@ -128,6 +137,7 @@ class Chunker:
         if parser is None or parser.pack is not pack:
             try:
                 parser = _PackParser(pack)
+                parser.symbols = symbol_extractor(self.host, pack, parser.shared_patterns)
             except Exception as exc:  # a broken third-party pack: missing grammar, misspelt node kind
                 raise CceError(f"[pack:{pack.name}] cannot be used ({type(exc).__name__}: {exc}) — "
                                "run `cce packs --validate` for a diagnosis") from exc
@@ -158,7 +168,14 @@ class Chunker:
         chunks: list[Chunk] = []
         import_nodes: list[Node] | None = None
         nodes: list[Node] = []
-        if one_pass and pp.combined is not None:
+        symbol_matches = None
+        if use_hooks and one_pass and pp.symbols is not None and pp.symbols.chunker_patterns:
+            # One walk finds the chunk and import nodes and the symbols (see cce_core.symbols.extract).
+            symbol_matches, shared = pp.symbols.run(root)
+            nodes = shared.get("chunk", [])
+            if pp.combined is not None:
+                import_nodes = sorted(shared.get("import", []), key=lambda n: n.start_byte)
+        elif one_pass and pp.combined is not None:
             captured = QueryCursor(pp.combined).captures(root)
             nodes = captured.get("chunk", [])
             # Stable, like the packs' own sort, so equal starts keep capture order.
@@ -193,4 +210,9 @@ class Chunker:
         imports = self.host.extract_imports(pack, root, source, use_hooks=use_hooks, import_nodes=import_nodes)
         if not chunks:
             chunks = [module_chunk(file_path, content, pack.name)]
-        return FileChunks(chunks, imports)
+        # Symbols from the same tree (skipped for the self-test's and drift check's hook-free runs).
+        symbols = None
+        if use_hooks and pp.symbols is not None:
+            symbols = pp.symbols.encoded(symbol_matches, source, chunks) if symbol_matches is not None \
+                else pp.symbols.extract(root, source, chunks)
+        return FileChunks(chunks, imports, symbols)

@@ -48,13 +48,17 @@ def _file_batches(files: list[FileEntry], limit: int) -> list[list[FileEntry]]:
     return out
 
 
-def _batch_parts(store: SegmentedStore, files: list[FileEntry], edges: list[tuple[str, str]] | None) -> SegmentParts:
-    """One batch of live files, with their chunks and vectors copied and their postings rebuilt."""
+def _batch_parts(store: SegmentedStore, files: list[FileEntry], edges: list[tuple[str, str]] | None,
+                 segment_of: dict[str, int] | None = None) -> SegmentParts:
+    """One batch of live files, with their chunks, vectors and symbols copied and their postings rebuilt."""
     rows: list[int] = []
     entries: list[FileEntry] = []
     for entry in files:
+        # Symbol records are copied as stored bytes, so a compacted segment equals a fresh one.
+        s = segment_of.get(entry.path) if segment_of is not None else None
+        symbols = store.segments[s].symbol_payload(entry.path) if s is not None else None
         entries.append(FileEntry(entry.path, entry.sha256, entry.tokens, len(rows), entry.chunk_count,
-                                 list(entry.imports), entry.size, entry.mtime_ns))
+                                 list(entry.imports), entry.size, entry.mtime_ns, symbols))
         rows.extend(range(entry.first_chunk, entry.first_chunk + entry.chunk_count))
     chunks: list[Chunk] = []
     for row in rows:  # built straight from the segment, not kept in the store's chunk cache
@@ -72,10 +76,12 @@ def compact_store(store: SegmentedStore, store_path: Path, batch_bytes: int = BA
     directory = segments_dir(store_path)
     batches = _file_batches(list(store.files), batch_bytes) or [[]]
     edges = list(store.edges)
+    segment_of = {path: s for path, (s, _entry) in store.live_files().items()} \
+        if any(segment.has_symbols() for segment in store.segments) else None
     refs: list[SegmentRef] = []
     try:
         for n, files in enumerate(batches):
-            parts = _batch_parts(store, files, edges if n == len(batches) - 1 else None)
+            parts = _batch_parts(store, files, edges if n == len(batches) - 1 else None, segment_of)
             name, sha, size = save_segment(parts, directory)
             refs.append(SegmentRef(name, sha, size, len(parts.chunks)))
     except OSError as exc:

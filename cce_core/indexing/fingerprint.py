@@ -34,6 +34,7 @@ from typing import Any
 from cce_core import __version__
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.optional_file import read_bytes_or_none
 from cce_core.foundation.textrules import TOKEN_ESTIMATOR_ID
 
 SCHEMA = "cce.fingerprint/v1"
@@ -188,14 +189,9 @@ def load_fingerprint(store_path: Path) -> Fingerprint | None:
     Raises ``CceError`` when the file exists but cannot be read or parsed.
     """
     path = fingerprint_path(store_path)
+    raw = read_bytes_or_none(path)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise CceError(f"could not read {path}: {exc.strerror or exc}") from exc
-    try:
-        return parse_fingerprint(raw)
+        return None if raw is None else parse_fingerprint(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise CceError(f"could not parse {path}: {exc}") from exc
 

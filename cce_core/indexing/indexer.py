@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from cce_core.indexing.bm25 import TokenIdEncoder, TokenIds, build_bm25
 from cce_core.indexing.chunker import Chunk, Chunker
 from cce_core.indexing.fingerprint import disowns, record_fingerprint
 from cce_core.indexing.graph import build_edges
+from cce_core.indexing.live_table import LiveTable
 from cce_core.indexing.racy import is_racy, load_racy_list, save_racy_list
 from cce_core.indexing.segment import BATCH_BYTES, Bm25Arrays, SegmentParts, save_segment
 from cce_core.indexing.skip_memory import load_skip_list, save_skip_list
@@ -44,7 +45,8 @@ from cce_core.indexing.store import (
     segments_dir,
 )
 from cce_core.indexing.store_lock import holds_store_lock
-from cce_core.indexing.walker import ListedFile, SkipReason, WalkedFile, WalkResult, read_listed, scan, walk
+from cce_core.indexing.walk_memory import scan_remembered, walk_memory_path
+from cce_core.indexing.walker import ListedFile, SkipReason, WalkedFile, WalkResult, read_listed, walk
 from cce_core.plugins.host import PluginHost
 from cce_core.secrets.redactor import DEFAULT_PROFILE, scrub
 
@@ -131,11 +133,11 @@ def build_batch(host: PluginHost, embedder: Embedder, files: list[WalkedFile], r
     entries: list[FileEntry] = []
     redactions: dict[str, int] = {}
     for wf, result in zip(files, results, strict=True):
-        file_chunks, imports, tokens, _chunk_tokens, redacted = result
+        file_chunks, imports, tokens, _chunk_tokens, redacted, symbols = result
         for label, count in redacted.items():
             redactions[label] = redactions.get(label, 0) + count
         entries.append(FileEntry(wf.path, hashlib.sha256(wf.raw).hexdigest(), tokens, len(chunks), len(file_chunks),
-                                 imports, wf.size, wf.mtime_ns))
+                                 imports, wf.size, wf.mtime_ns, symbols if symbols is not None else b""))
         chunks.extend(file_chunks)
     tids = encoder.token_ids([encoded[k] for k in range(len(files))])
     try:
@@ -184,16 +186,25 @@ def _suffixes(host: PluginHost) -> list[str]:
     return [s for p in host.packs.packs for s in p.module_suffixes]
 
 
-# chunks, imports, whole-file token estimate, each chunk's tokens (for BM25 and the embedder), redactions by label
-ChunkedFile = tuple[list[Chunk], list[str], int, list[list[bytes]], dict[str, int]]
+# chunks, imports, whole-file token estimate, each chunk's tokens (for BM25 and the embedder), redactions by label,
+# the file's encoded symbols (cce_core.symbols.model; None when its language has none)
+ChunkedFile = tuple[list[Chunk], list[str], int, list[list[bytes]], dict[str, int], bytes | None]
+# What a child process sends back: each chunk's tokens packed into one bytes object (see _chunk_text).
+PackedChunkedFile = tuple[list[Chunk], list[str], int, list[bytes], dict[str, int], bytes | None]
 
 # Parallel chunking: worth a second process only for a sizeable amount of text.
 PARALLEL_MIN_FILES = 48
 PARALLEL_MIN_BYTES = 1 << 20
 
 
+@overload
 def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | None, *,
-                pack_tokens: bool = False) -> tuple[list[Chunk], list[str], int, list[Any]]:
+                pack_tokens: Literal[False] = False) -> ChunkedFile: ...
+@overload
+def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | None, *,
+                pack_tokens: Literal[True]) -> PackedChunkedFile: ...
+def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | None, *,
+                pack_tokens: bool = False) -> ChunkedFile | PackedChunkedFile:
     """Redact, chunk and tokenize one file.
 
     With ``pack_tokens`` each chunk's tokens come as one bytes object whose
@@ -204,10 +215,13 @@ def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | 
     scrubbed = scrub(text, profile) if profile else None
     clean = scrubbed.text if scrubbed is not None else text
     result = chunker.chunk_file(path, clean)
-    tokens_of = token_separated if pack_tokens else tokenize_bytes
-    chunk_tokens = [tokens_of(c.content.encode("utf-8")) for c in result.chunks]
-    return (result.chunks, list(result.imports), estimate_tokens_bytes(len(clean.encode("utf-8"))), chunk_tokens,
-            scrubbed.counts if scrubbed is not None else {})
+    contents = [c.content.encode("utf-8") for c in result.chunks]
+    chunks, imports = result.chunks, list(result.imports)
+    estimate = estimate_tokens_bytes(len(clean.encode("utf-8")))
+    redacted = scrubbed.counts if scrubbed is not None else {}
+    if pack_tokens:
+        return chunks, imports, estimate, [token_separated(c) for c in contents], redacted, result.symbols
+    return chunks, imports, estimate, [tokenize_bytes(c) for c in contents], redacted, result.symbols
 
 
 def _worker_count(items: list[tuple[str, str]]) -> int:
@@ -340,8 +354,9 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
                                    "index in one process") from None
                 if status != "ok":
                     raise payload
-                for k, (chunks, imports, tokens, packed, redacted) in zip(shard, payload, strict=True):
-                    finished(k, (chunks, imports, tokens, [separated.split() for separated in packed], redacted))
+                for k, (chunks, imports, tokens, packed, redacted, symbols) in zip(shard, payload, strict=True):
+                    finished(k, (chunks, imports, tokens, [separated.split() for separated in packed], redacted,
+                                 symbols))
         finally:
             for child, receive, _shard in children:
                 receive.close()
@@ -411,41 +426,60 @@ def index_directory(
                 previous = None  # a segment changed behind our back: rebuilt, not trusted
         except CceError:
             previous = None  # a corrupt store is simply rebuilt
-    walked = scan(str(root), protect_secrets=protect_secrets)
+    # Only the directories changed since the last walk are listed again (walk_memory).
+    walked = scan_remembered(str(root), protect_secrets, walk_memory_path(store_path), use=reuse)
     profile = secrets_profile or _configured_profile(root)
     redaction = profile if protect_secrets else None
     meta = store_meta(host, embedder, protect_secrets, 0, profile)
     keep = _reusable(previous, meta)
-    # The previous store's live files, read once: what this run compares against, and the seed
-    # of the new store's live view (first chunks local to their segments; only counts are used here).
-    live_before = previous.live_files() if previous is not None and keep else {}
-    known = {path: entry for path, (_s, entry) in live_before.items()}
+    # The previous store's live files as columns, read once: what this run compares against, and
+    # the seed of the new store's live view (first chunks local to their segments).
+    known = previous.live_table() if previous is not None and keep else LiveTable.from_entries([], [])
     distrusted = load_racy_list(store_path)
     racy: dict[str, tuple[int, int]] = {}  # the pairs this run reads inside the window
     # Files an earlier run found not UTF-8, by metadata: left out again without being read.
     remembered = load_skip_list(store_path) if reuse else {}
     not_utf8: dict[str, tuple[int, int]] = {}  # what this run leaves out as not UTF-8, for the next one
 
-    unchanged: set[str] = set()
+    # Each listed file against the store's record, as arrays: row in the store (-1: not there),
+    # and whether its (size, time) pair matches one that may be trusted.
+    listed_files = walked.listed
+    count = len(listed_files)
+    row_of = np.fromiter((known.position.get(listed.path, -1) for listed in listed_files), dtype=np.int64,
+                         count=count) if len(known) else np.full(count, -1, dtype=np.int64)
+    in_store = row_of >= 0
+    trusted = in_store.copy()
+    if trusted.any():
+        rows = row_of[in_store]
+        sizes = np.fromiter((listed.size for listed in listed_files), dtype=np.int64, count=count)[in_store]
+        times = np.fromiter((listed.mtime_ns for listed in listed_files), dtype=np.int64, count=count)[in_store]
+        # (A zero time is how older stores marked a racy pair.)
+        trusted[in_store] = (known.size[rows] == sizes) & (known.mtime[rows] == times) & (known.mtime[rows] != 0)
+    if distrusted.distrust_all:
+        trusted[:] = False
+    elif distrusted.pairs:
+        for k in np.flatnonzero(trusted).tolist():
+            if listed_files[k].path in distrusted.pairs and \
+                    distrusted.distrusts(listed_files[k].path, listed_files[k].size, listed_files[k].mtime_ns):
+                trusted[k] = False
+    unchanged_count = int(trusted.sum())
     to_read: list[ListedFile] = []
-    for listed in walked.listed:
+    for k in np.flatnonzero(~trusted).tolist():
+        listed = listed_files[k]
         pair = (listed.size, listed.mtime_ns)
-        if remembered.get(listed.path) == pair and listed.path not in known and \
+        if not in_store[k] and remembered.get(listed.path) == pair and \
                 not distrusted.distrusts(listed.path, *pair):
             walked.note(listed.path, SkipReason.NOT_UTF8, listed.size)
             not_utf8[listed.path] = pair
             continue
-        prior = known.get(listed.path)
-        # (A zero time is how older stores marked a racy pair.)
-        if (prior is not None and prior.mtime_ns and (prior.size, prior.mtime_ns) == (listed.size, listed.mtime_ns)
-                and not distrusted.distrusts(listed.path, listed.size, listed.mtime_ns)):
-            unchanged.add(listed.path)
-        else:
-            to_read.append(listed)
-    listed_paths = {listed.path for listed in walked.listed}
+        to_read.append(listed)
+    seen = np.zeros(len(known), dtype=bool)
+    seen[row_of[in_store]] = True
     # Paths that leave the store: gone from the tree now, or (found while reading) no longer indexable.
-    leaving = sorted(p for p in known if p not in listed_paths)
+    leaving = [known.path_list[i] for i in np.flatnonzero(~seen).tolist()]  # in path order, as the table
     superseded = list(leaving)  # every kept path whose old chunks this run leaves behind
+    departed = bool(leaving)  # whether a path leaves the store (then the import graph is rebuilt)
+    new_paths = False  # whether a path enters it (likewise)
     restat: dict[str, tuple[int, int]] = {}
     new_files = new_chunks = 0
 
@@ -453,8 +487,8 @@ def index_directory(
     fresh_store = not refs  # every segment written below is a path-ordered batch of a fresh index
     directory = segments_dir(store_path)
     dim = previous.embedding_rows()[1] if previous is not None and keep and previous.rows else 0
-    # Imports of every live file, for the graph: kept files from the store, the rest as they are chunked.
-    imports: dict[str, list[str]] = {p: known[p].imports for p in unchanged}
+    # Imports of the files chunked this run (the others keep the store's), for the graph.
+    chunked_imports: dict[str, list[str]] = {}
     redactions: dict[str, int] = {}
     total_files = len(to_read)
     done_files = 0
@@ -486,7 +520,8 @@ def index_directory(
         replaced: list[str] = []
         for listed in listed_batch:
             wf = read_listed(walked, listed)
-            prior = known.get(listed.path)
+            row = known.find(listed.path)
+            prior = known.entry(row) if row >= 0 else None
             if wf is None and walked.skips and walked.skips[-1].path == listed.path and \
                     walked.skips[-1].reason is SkipReason.NOT_UTF8 and not is_racy(listed.mtime_ns, now_ns):
                 not_utf8[listed.path] = (listed.size, listed.mtime_ns)
@@ -494,12 +529,12 @@ def index_directory(
                 if prior is not None:
                     leaving.append(listed.path)
                     superseded.append(listed.path)
+                    departed = True
                 continue
             if is_racy(wf.mtime_ns, now_ns):
                 racy[wf.path] = (wf.size, wf.mtime_ns)
             if prior is not None and prior.sha256 == hashlib.sha256(wf.raw).hexdigest():
-                unchanged.add(wf.path)
-                imports[wf.path] = prior.imports
+                unchanged_count += 1
                 if (prior.size, prior.mtime_ns) != (wf.size, wf.mtime_ns):
                     restat[wf.path] = (wf.size, wf.mtime_ns)
                 continue
@@ -507,12 +542,14 @@ def index_directory(
             if prior is not None:
                 replaced.append(wf.path)
                 superseded.append(wf.path)
+            else:
+                new_paths = True
         if files:
             batch = build_batch(host, embedder, files, redaction, report, dim)
             for label, count in batch.redactions.items():
                 redactions[label] = redactions.get(label, 0) + count
             for entry in batch.files:
-                imports[entry.path] = entry.imports
+                chunked_imports[entry.path] = entry.imports
             new_files += len(batch.files)
             new_chunks += len(batch.chunks)
             if batch.chunks:
@@ -533,7 +570,7 @@ def index_directory(
                 from cce_core.indexing.compaction import compact_store
 
                 previous = compact_store(previous, store_path)
-            stats = _stats(walked, len(previous.files), len(previous.chunks), len(previous.files), started)
+            stats = _stats(walked, len(known), previous.rows, len(known), started)
             stats.store_bytes = previous.size_bytes
             save_racy_list(store_path, racy)
             save_skip_list(store_path, not_utf8)
@@ -542,9 +579,14 @@ def index_directory(
 
     # The graph depends only on the set of paths and each file's imports: when neither moved
     # (the usual edit), the graph an older segment carries still holds and is not rebuilt.
-    same_graph = bool(known) and set(imports) == set(known) and all(imports[p] == known[p].imports for p in known)
+    same_graph = bool(len(known)) and not departed and not new_paths and \
+        all(imports == known.imports_of(known.find(p)) for p, imports in chunked_imports.items())
     edges = None
     if not same_graph:
+        # Every live file's imports: the store's for the files kept, the new ones for those chunked.
+        gone_paths = set(superseded) - set(chunked_imports)
+        imports = {p: i for p, i in zip(known.path_list, known.import_lists(), strict=True) if p not in gone_paths}
+        imports.update(chunked_imports)
         paths = sorted(imports)
         edges = build_edges({p: imports[p] for p in paths}, paths, _suffixes(host))
     # The last segment carries the import graph of the whole store (when it changed).
@@ -555,13 +597,14 @@ def index_directory(
     save_racy_list(store_path, racy)  # before the manifest that records those pairs
     save_skip_list(store_path, not_utf8)
     # A re-index also writes the resolved live-file table, so no later reader has to resolve it.
-    view = save_live_view(store_path, previous, refs, live_before) \
+    view = save_live_view(store_path, previous, refs, known) \
         if not fresh_store and previous is not None else None
     store_bytes = commit_manifest(store_path, final_meta, refs, ordered=fresh_store, view=view)
-    data = load_store(store_path)
+    # The kept segments are mapped (and checked) already: the new store reuses them.
+    data = load_store(store_path, opened=previous.segments if previous is not None and keep else ())
     # Rows and dead rows by arithmetic: the new store's file tables need not be resolved here.
     kept_before = previous if previous is not None and keep else None
-    gone = sum(known[p].chunk_count for p in superseded)
+    gone = sum(int(known.count[known.find(p)]) for p in superseded)
     total_rows = (kept_before.total_rows if kept_before is not None else 0) + new_chunks
     live_rows = (kept_before.rows - gone if kept_before is not None else 0) + new_chunks
     dead = total_rows - live_rows
@@ -571,7 +614,7 @@ def index_directory(
         data = compact_store(data, store_path)
         store_bytes = data.size_bytes
     record_fingerprint(store_path, data.meta)  # after the store: a kill in between leaves a detectable drift
-    stats = _stats(walked, len(unchanged) + new_files, live_rows, len(unchanged), started)
+    stats = _stats(walked, unchanged_count + new_files, live_rows, unchanged_count, started)
     stats.store_bytes = store_bytes
     stats.redactions = dict(sorted(redactions.items()))
     return data, stats

@@ -34,7 +34,7 @@ import struct
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from cce_core.foundation.errors import CceError
 from cce_core.indexing.segment import (
@@ -42,13 +42,15 @@ from cce_core.indexing.segment import (
     FileEntry,
     _pad,
     check_file_columns,
-    file_columns,
     read_file_columns,
 )
 
+if TYPE_CHECKING:  # pragma: no cover - typing only (the table needs numpy, which opening a view does not)
+    from cce_core.indexing.live_table import LiveTable
+
 VIEW_MAGIC = b"CCEPYLV\x01"
 VIEW_FORMAT = "cce-python-live-view/1"
-_VIEW_CODES = {"<i8": "q", "<i4": "i"}
+_VIEW_CODES: dict[str, Literal["q", "i"]] = {"<i8": "q", "<i4": "i"}
 _ITEM_SIZE = {"q": 8, "i": 4}
 
 
@@ -68,24 +70,31 @@ LiveFiles = dict[str, tuple[int, FileEntry]]
 
 def serialize_view(live: LiveFiles, seg_base: list[int], total_rows: int) -> list[bytes]:
     """The view of ``live`` over segments starting at rows ``seg_base`` (``total_rows`` rows in all)."""
+    from cce_core.indexing.live_table import LiveTable
+
+    return serialize_table(LiveTable.from_live(live), seg_base, total_rows)
+
+
+def serialize_table(table: LiveTable, seg_base: list[int], total_rows: int) -> list[bytes]:
+    """The view of the live files ``table`` holds (see :func:`serialize_view`)."""
     import numpy as np
 
-    paths = sorted(live)
-    n = len(paths)
-    entries = [live[p][1] for p in paths]
-    segment_of = np.fromiter((live[p][0] for p in paths), dtype="<i4", count=n)
-    local_first = np.fromiter((live[p][1].first_chunk for p in paths), dtype="<i4", count=n)
-    counts = np.fromiter((live[p][1].chunk_count for p in paths), dtype="<i4", count=n)
-    first = np.zeros(n, dtype="<i4")
+    from cce_core.indexing.live_table import serialize_columns
+
+    n = len(table)
+    segment_of = table.segment.astype("<i4")
+    local_first = table.local.astype("<i4")
+    counts = table.count
+    first = np.zeros(n, dtype=np.int64)
     if n > 1:
         np.cumsum(counts[:-1], out=first[1:])
     rows = int(counts.sum()) if n else 0
-    starts = np.asarray(seg_base, dtype=np.int64)[segment_of] + local_first if n else np.zeros(0, dtype=np.int64)
+    starts = np.asarray(seg_base, dtype=np.int64)[table.segment] + table.local if n else np.zeros(0, dtype=np.int64)
     perm = (np.repeat(starts - first, counts) + np.arange(rows, dtype=np.int64)).astype("<i4")
     position_of_row = np.full(total_rows, -1, dtype="<i4")
     position_of_row[perm] = np.arange(rows, dtype="<i4")
     blobs: list[tuple[str, bytes, str]] = [
-        *file_columns(entries, first),
+        *serialize_columns(table, first),
         ("file_segment", segment_of.tobytes(), "<i4"), ("file_local", local_first.tobytes(), "<i4"),
         ("position_of_row", position_of_row.tobytes(), "<i4"), ("perm", perm.tobytes(), "<i4"),
     ]
@@ -105,9 +114,10 @@ def serialize_view(live: LiveFiles, seg_base: list[int], total_rows: int) -> lis
     return out
 
 
-def save_view(live: LiveFiles, seg_base: list[int], total_rows: int, directory: Path) -> ViewRef:
+def save_view(live: LiveFiles | LiveTable, seg_base: list[int], total_rows: int, directory: Path) -> ViewRef:
     """Write the view into ``directory`` under a name derived from its bytes (durable before it is named)."""
-    parts = serialize_view(live, seg_base, total_rows)
+    parts = serialize_view(live, seg_base, total_rows) if isinstance(live, dict) else \
+        serialize_table(live, seg_base, total_rows)
     digest = hashlib.sha256()
     for part in parts:
         digest.update(part)

@@ -25,11 +25,11 @@ import os
 import struct
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from cce_core.foundation.errors import CceError
 from cce_core.indexing.chunker import Chunk
@@ -51,7 +51,7 @@ SPARSE_MAX_DENSITY = 0.25
 CONTENT_BLOCK_CHUNKS = 16
 CONTENT_ZLIB_LEVEL = 1
 # struct/memoryview codes of the little-endian dtypes the writer uses.
-_VIEW_CODES = {"<f8": "d", "<i8": "q", "<i4": "i"}
+_VIEW_CODES: dict[str, Literal["d", "q", "i"]] = {"<f8": "d", "<i8": "q", "<i4": "i"}
 _ITEM_SIZE = {"d": 8, "q": 8, "i": 4}
 
 
@@ -67,6 +67,9 @@ class FileEntry:
     # unchanged pair without reading the file (0, 0 when unknown, e.g. after a pull).
     size: int = 0
     mtime_ns: int = 0
+    # The file's symbols as cce_core.symbols.model encodes them (b"": none), carried from the chunker
+    # to the writer; None when not known (a pulled store, a table read back: see symbol_payload).
+    symbols: bytes | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -106,7 +109,7 @@ def _raw(array: Any, dtype: str) -> memoryview:
     import numpy as np
 
     contiguous = np.ascontiguousarray(array, dtype=dtype)
-    return memoryview(contiguous).cast("B") if contiguous.size else memoryview(b"")
+    return contiguous.data.cast("B") if contiguous.size else memoryview(b"")
 
 
 def _blob(strings: Sequence[str]) -> tuple[bytes, bytes]:
@@ -222,6 +225,22 @@ def _edge_sections(edges: list[tuple[str, str]] | None) -> list[tuple[str, bytes
             ("edge_by_to", np.asarray(by_to, dtype="<i4").tobytes(), "<i4")]
 
 
+def _symbol_sections(files: Sequence[FileEntry]) -> list[tuple[str, bytes | memoryview, str]]:
+    """Every file's symbol record, zlib-compressed as one blob with per-file offsets; none when no file has one."""
+    if all(f.symbols is None for f in files):
+        return []
+    import zlib
+
+    import numpy as np
+
+    records = [f.symbols or b"" for f in files]
+    ptr = np.zeros(len(records) + 1, dtype="<i8")
+    if records:
+        np.cumsum([len(r) for r in records], out=ptr[1:])
+    return [("symbols_z", zlib.compress(b"".join(records), CONTENT_ZLIB_LEVEL), "zlib"),
+            ("symbols_ptr", ptr.tobytes(), "<i8")]
+
+
 def _codes(values: Sequence[str]) -> tuple[list[str], bytes]:
     """A small string table and each value's index into it (int32)."""
     import numpy as np
@@ -302,6 +321,7 @@ def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
         ("removes", js(sorted(parts.removes)), "json"),
         ("restat", js({k: list(v) for k, v in sorted((parts.restat or {}).items())}), "json"),
         *_edge_sections(parts.edges),
+        *_symbol_sections(parts.files),
     ]
     sections: dict[str, Any] = {}
     offset = 0
@@ -367,9 +387,9 @@ class BlobStrings(LazyStrings):
         raw = bytes(self._blob)
         ptr = self._ptr.tolist()
         text = raw.decode("utf-8")
-        source: bytes | str = text if len(text) == len(raw) else raw
-        out = [source[a:b] for a, b in pairwise(ptr)]
-        return out if source is text else [b.decode("utf-8") for b in out]  # type: ignore[union-attr]
+        if len(text) == len(raw):
+            return [text[a:b] for a, b in pairwise(ptr)]
+        return [raw[a:b].decode("utf-8") for a, b in pairwise(ptr)]
 
     def find(self, value: str) -> int:
         """Position of ``value`` in this sorted sequence, or -1."""
@@ -498,6 +518,32 @@ class MappedSegment:
         if not self.has_edges:
             return None
         return list(zip(self._edge_from(), self._edge_to(), strict=True))
+
+    def has_symbols(self) -> bool:
+        """Whether this segment records its files' symbols (segments written before symbols, or pulled, do not)."""
+        return "symbols_z" in self.table
+
+    @cached_property
+    def _symbol_records(self) -> tuple[bytes, list[int], dict[str, int]]:
+        import zlib
+
+        try:
+            blob = zlib.decompress(bytes(self.raw("symbols_z")))
+            ptr = self.view("symbols_ptr").tolist()
+            paths = {path: i for i, path in enumerate(self._file_paths)}
+            if len(ptr) != len(paths) + 1 or ptr[-1] != len(blob):
+                raise ValueError("the symbol records disagree with the file table")
+        except (zlib.error, ValueError) as exc:
+            raise self._corrupt(exc) from exc
+        return blob, ptr, paths
+
+    def symbol_payload(self, path: str) -> bytes | None:
+        """The encoded symbols of file ``path`` of this segment; None when the segment records none."""
+        if not self.has_symbols():
+            return None
+        blob, ptr, paths = self._symbol_records
+        i = paths.get(path)
+        return None if i is None else blob[ptr[i]:ptr[i + 1]]
 
     def carries_edges(self) -> bool:
         """Whether this segment holds the store's import graph."""

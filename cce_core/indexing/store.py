@@ -49,6 +49,8 @@ from cce_core.indexing.segment import (
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
 
+    from cce_core.indexing.live_table import LiveTable
+
 
 MAGIC = b"CCEPYIX\x01"
 FORMAT = "cce-python-store/3"
@@ -134,6 +136,11 @@ class StoreData:
         """(first, end) store positions of ``path``'s chunks, or None when it is not in the store."""
         return self._file_spans.get(path)
 
+    def file_spans(self) -> tuple[list[str], list[int], list[int]]:
+        """The live files' paths, first chunks (store positions) and chunk counts, in path order."""
+        files = self.files
+        return [f.path for f in files], [f.first_chunk for f in files], [f.chunk_count for f in files]
+
     def neighbours_of(self, files: list[str]) -> dict[str, list[str]]:
         """Each of ``files``' graph neighbours (files it imports or is imported by), sorted."""
         from cce_core.indexing.graph import neighbours_of
@@ -169,7 +176,14 @@ class StoreData:
 
 def store_parts(data: StoreData) -> SegmentParts:
     """A whole store as the parts of a single segment."""
-    return SegmentParts(data.chunks, data.embeddings, data.files, data.bm25, [], list(data.edges))
+    files = data.files
+    if isinstance(data, SegmentedStore) and any(segment.has_symbols() for segment in data.segments):
+        # An opened store's file table does not carry the symbol records: they stay in the segments.
+        from dataclasses import replace
+
+        live = data.live_files()
+        files = [replace(f, symbols=data.segments[live[f.path][0]].symbol_payload(f.path)) for f in files]
+    return SegmentParts(data.chunks, data.embeddings, files, data.bm25, [], list(data.edges))
 
 
 def serialize_parts(data: StoreData) -> list[bytes | memoryview]:
@@ -498,6 +512,20 @@ class SegmentedStore(StoreData):
             self._resolve()
         return dict(self.__dict__["_live"])
 
+    def live_table(self) -> LiveTable:
+        """The live files as columns (:mod:`.live_table`): what a re-index compares against, no entry decoded."""
+        from cce_core.indexing.live_table import LiveTable
+
+        if self.view is not None:
+            table = LiveTable.from_view(self.view, [segment.rows for segment in self.segments], self.path)
+            try:
+                table.path_list  # noqa: B018 - decoded now, so damaged bytes are reported here
+            except UnicodeDecodeError as exc:
+                raise CceError(f"the live view {self.view.path} is corrupt ({exc}) — re-run `cce index`") from None
+            return table
+        ordered = LiveTable.from_ordered(self.segments) if self.ordered else None
+        return ordered if ordered is not None else LiveTable.from_live(self.live_files())
+
     @cached_property
     def files(self) -> list[FileEntry]:  # type: ignore[override]
         """The live files in path order (for an ordered store: the segments' tables, one after another)."""
@@ -542,6 +570,27 @@ class SegmentedStore(StoreData):
                 first = base + segment.view("file_first")[pos]
                 return first, first + segment.view("file_count")[pos]
         return None
+
+    def file_spans(self) -> tuple[list[str], list[int], list[int]]:
+        """:meth:`StoreData.file_spans` from the binary file columns: no file entry is built.
+
+        What the default ranking reads at every start; decoding whole entries
+        (hashes, imports) for tens of thousands of files cost more than the query.
+        """
+        if "files" not in self.__dict__:
+            if self.view is not None:
+                return (self._view_paths.to_list(), self.view.view("file_first").tolist(),
+                        self.view.view("file_count").tolist())
+            if self.ordered and all("file_sha" in segment.table for segment in self.segments):
+                paths: list[str] = []
+                firsts: list[int] = []
+                counts: list[int] = []
+                for base, segment in zip(self.seg_base, self.segments, strict=True):
+                    paths.extend(segment.file_paths().to_list())
+                    firsts.extend(base + first for first in segment.view("file_first").tolist())
+                    counts.extend(segment.view("file_count").tolist())
+                return paths, firsts, counts
+        return super().file_spans()
 
     @cached_property
     def _view_paths(self) -> BlobStrings:
@@ -759,26 +808,28 @@ def apply_segments(live: LiveFiles, segments: Sequence[MappedSegment], start: in
 
 
 def save_live_view(store_path: Path, previous: SegmentedStore, refs: Sequence[SegmentRef],
-                   live_before: LiveFiles | None = None) -> ViewRef:
+                   live_before: LiveTable | None = None) -> ViewRef:
     """Write the view of the store ``refs`` will name: ``previous``'s segments (a prefix of them) plus new ones.
 
-    Seeded with ``previous``'s live files (``live_before`` when the caller read
-    them already), so only the new segments' tables are read: the cost follows
-    the live files, not the number of segments.
+    Seeded with ``previous``'s live files as columns (``live_before`` when the
+    caller read them already), so only the new segments' tables are read and
+    the unchanged rows are copied as byte ranges: the cost follows the live
+    files' bytes, not the number of segments or of Python objects.
     """
     directory = segments_dir(store_path)
     if [r.name for r in refs[: len(previous.refs)]] != [r.name for r in previous.refs]:
         raise ValueError("the new segments do not extend the previous store")
     segments = list(previous.segments) + [MappedSegment(directory / r.name) for r in refs[len(previous.refs):]]
-    live = dict(live_before) if live_before is not None else previous.live_files()
-    apply_segments(live, segments, len(previous.segments), store_path)
+    table = live_before if live_before is not None else previous.live_table()
+    for s in range(len(previous.segments), len(segments)):
+        table = table.apply(segments[s], s, store_path)
     seg_base: list[int] = []
     total = 0
     for segment in segments:
         seg_base.append(total)
         total += segment.rows
     try:
-        return save_view(live, seg_base, total, directory)
+        return save_view(table, seg_base, total, directory)
     except OSError as exc:
         raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
 
@@ -832,8 +883,12 @@ class OpenedManifest:
     view_ref: ViewRef | None
 
 
-def open_segments(path: Path, use_view: bool = True) -> OpenedManifest:
-    """The manifest's metadata, its mapped segments and their references, the store's size, order flag and view."""
+def open_segments(path: Path, use_view: bool = True, opened: Sequence[MappedSegment] = ()) -> OpenedManifest:
+    """The manifest's metadata, its mapped segments and their references, the store's size, order flag and view.
+
+    ``opened``: segments this process mapped already (a writer reopening the store it just
+    extended); one the manifest names by the same path is used as it is, not mapped and checked again.
+    """
     header = _read_manifest(path)
     named = str(header.get("segments_dir") or segments_dir(path).name)
     if "/" in named or "\\" in named or named in (".", ".."):
@@ -841,10 +896,12 @@ def open_segments(path: Path, use_view: bool = True) -> OpenedManifest:
     directory = path.parent / named
     refs = [SegmentRef(str(s["name"]), str(s["sha256"]), int(s["bytes"]), int(s["rows"])) for s in header["segments"]]
     segments: list[MappedSegment] = []
+    mapped = {segment.path: segment for segment in opened}
     for ref in refs:
         if "/" in ref.name or "\\" in ref.name or ref.name.startswith("."):
             raise ValueError(f"segment name {ref.name!r} is not a plain file name")
-        segment = MappedSegment(directory / ref.name)
+        # A segment's name is its content's hash: one mapped earlier holds the same bytes.
+        segment = mapped.get(directory / ref.name) or MappedSegment(directory / ref.name)
         if segment.size != ref.bytes or segment.rows != ref.rows:
             raise ValueError(f"segment {ref.name} does not match the manifest")
         segments.append(segment)
@@ -870,7 +927,8 @@ def open_segments(path: Path, use_view: bool = True) -> OpenedManifest:
     return OpenedManifest(dict(header.get("meta", {})), segments, refs, size, ordered, view, view_ref)
 
 
-def load_store(path: str | os.PathLike[str]) -> SegmentedStore:
+def load_store(path: str | os.PathLike[str], opened: Sequence[MappedSegment] = ()) -> SegmentedStore:
+    """The store whose manifest is ``path`` (``opened``: segments already mapped, see :func:`open_segments`)."""
     p = Path(path)
     if not p.is_file():
         raise CceError(f"no index at {p} — run `cce index <dir>` first")
@@ -878,9 +936,9 @@ def load_store(path: str | os.PathLike[str]) -> SegmentedStore:
         try:
             # The last attempt does without the live view: a view gone for good (not a race)
             # only costs the resolution it would have saved.
-            opened = open_segments(p, use_view=attempt + 1 < _OPEN_ATTEMPTS)
-            return SegmentedStore(opened.meta, opened.segments, opened.refs, p, opened.size, opened.ordered,
-                                  opened.view, opened.view_ref)
+            manifest = open_segments(p, use_view=attempt + 1 < _OPEN_ATTEMPTS, opened=opened)
+            return SegmentedStore(manifest.meta, manifest.segments, manifest.refs, p, manifest.size, manifest.ordered,
+                                  manifest.view, manifest.view_ref)
         except CceError as exc:
             # A segment removed between reading the manifest and opening it: a writer committed
             # a newer manifest meanwhile; read that one.

@@ -21,6 +21,7 @@ from typing import Any
 
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.optional_file import read_bytes_or_none
 from cce_core.knowledge.feed import SCHEMA_ID
 
 KNOWLEDGE_DIR_NAME = "knowledge"
@@ -47,7 +48,7 @@ class KnowledgeChunk:
     record_id: str
     kind: str
     name: str
-    start_line: int
+    start_line: int  # this and end_line: the section's lines (1-based) in the record's rendered document
     end_line: int
     token_count: int
     content: str
@@ -127,13 +128,10 @@ def current_snapshot(root: Path) -> str | None:
     A pointer that exists but cannot name a snapshot raises :class:`KnowledgeStoreCorrupt`.
     """
     path = pointer_path(root)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_bytes_or_none(path, lambda exc: KnowledgeStoreCorrupt(
+        f"the knowledge store pointer {path} cannot be read ({exc}) — {REINDEX_HINT}"))
+    if raw is None:
         return None
-    except OSError as exc:
-        raise KnowledgeStoreCorrupt(f"the knowledge store pointer {path} cannot be read ({exc}) — "
-                                    f"{REINDEX_HINT}") from None
     try:
         snapshot = raw.decode("utf-8").strip()
         return validate_snapshot(snapshot)

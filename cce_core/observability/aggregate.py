@@ -98,6 +98,13 @@ def source_usage(searches: Sequence[Event]) -> dict[str, Any]:
     }
 
 
+def _secs(event: Event) -> int:
+    """When a search, index or feedback event happened: always known (a line without a valid ``ts`` is skipped)."""
+    if event.ts_secs is None:
+        raise ValueError(f"{event.kind} event at position {event.position} has no timestamp")
+    return event.ts_secs
+
+
 def _in_window(secs: int, start: int, end: int) -> bool:
     return start <= secs < end
 
@@ -108,7 +115,7 @@ def _windows(now_secs: int) -> tuple[tuple[int, int], tuple[int, int]]:
 
 
 def _savings_window(searches: Sequence[Event], win: tuple[int, int]) -> dict[str, Any]:
-    inside = [s for s in searches if _in_window(s.ts_secs, *win)]
+    inside = [s for s in searches if _in_window(_secs(s), *win)]
     return {
         "searches": len(inside),
         "tokens_saved": saturating_sum((s.tokens_saved for s in inside), "tokens_saved (savings window)"),
@@ -117,11 +124,11 @@ def _savings_window(searches: Sequence[Event], win: tuple[int, int]) -> dict[str
 
 
 def _quality_window(searches: Sequence[Event], feedback: Sequence[Event], win: tuple[int, int]) -> dict[str, Any]:
-    inside = [s for s in searches if _in_window(s.ts_secs, *win)]
+    inside = [s for s in searches if _in_window(_secs(s), *win)]
     n = len(inside)
     empty = sum(1 for s in inside if s.empty)
     low = sum(1 for s in inside if s.low_confidence)
-    fb = [f for f in feedback if _in_window(f.ts_secs, *win)]
+    fb = [f for f in feedback if _in_window(_secs(f), *win)]
     helpful = sum(1 for f in fb if f.helpful)
     return {
         "mean_top_score": _mean_top_score(inside),
@@ -142,7 +149,7 @@ def _daily(searches: Sequence[Event], feedback: Sequence[Event]) -> list[dict[st
         return days[key]
 
     for s in searches:
-        acc = day(s.ts_secs)
+        acc = day(_secs(s))
         acc["searches"] += 1
         acc["tokens_saved"] += s.tokens_saved
         acc["ratios"].append(s.savings_ratio)
@@ -151,7 +158,7 @@ def _daily(searches: Sequence[Event], feedback: Sequence[Event]) -> list[dict[st
         acc["empty"] += 1 if s.empty else 0
         acc["low"] += 1 if s.low_confidence else 0
     for f in feedback:
-        day(f.ts_secs)["helpful" if f.helpful else "not_helpful"] += 1
+        day(_secs(f))["helpful" if f.helpful else "not_helpful"] += 1
 
     out = []
     for key in sorted(days):
@@ -175,8 +182,8 @@ def _recent(searches: list[tuple[int, Event]], feedback: list[tuple[int, Event]]
     verdicts: dict[str, tuple[int, int, bool]] = {}
     for pos, f in feedback:
         seen = verdicts.get(f.target_id)
-        if seen is None or (seen[0], seen[1]) < (f.ts_secs, pos):
-            verdicts[f.target_id] = (f.ts_secs, pos, f.helpful)
+        if seen is None or (seen[0], seen[1]) < (_secs(f), pos):
+            verdicts[f.target_id] = (_secs(f), pos, f.helpful)
     ordered = sorted(searches, key=lambda item: (item[1].ts_secs, item[0]), reverse=True)
     out = []
     for _, s in ordered[:RECENT_SEARCHES_LIMIT]:

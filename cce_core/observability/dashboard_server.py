@@ -89,9 +89,13 @@ class DashboardApp:
                  clock: Callable[[], float] = time.time,
                  page: bytes | None = None) -> None:
         if reader is None:
-            from cce_core.observability.metrics import read_log as reader
+            from cce_core.observability.metrics import read_log
+
+            reader = read_log
         if aggregator is None:
-            from cce_core.observability.aggregate import aggregate as aggregator
+            from cce_core.observability.aggregate import aggregate
+
+            aggregator = aggregate
         from cce_core.observability.metrics import format_iso
 
         self._format_iso = format_iso
@@ -257,6 +261,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "cce-dashboard"
     timeout = REQUEST_DEADLINE_SECONDS
     app: DashboardApp  # set on the per-server subclass
+    server: DashboardServer  # the one that made this handler (typeshed says any socketserver)
 
     def setup(self) -> None:
         super().setup()
@@ -277,7 +282,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not super().parse_request():
             return False
         self.connection.settimeout(WRITE_TIMEOUT_SECONDS)  # the head is in; only the answer is left
-        problem = host_problem(self.headers.get_all("Host") or [], self.server.server_address[1])
+        problem = host_problem(self.headers.get_all("Host") or [], self.server.server_port)
         if problem is None and target_path(self.path) is None:
             problem = 400, "absolute-form request target refused"
         if problem is not None:

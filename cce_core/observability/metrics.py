@@ -109,10 +109,11 @@ def parse_iso(text: str) -> int | None:
     b = text.encode("utf-8", "surrogatepass")
     if len(b) < 19 or b[4] != 0x2D or b[7] != 0x2D or b[13] != 0x3A or b[16] != 0x3A:
         return None
-    parts = [_parse_int_field(b[s:e]) for s, e in ((0, 4), (5, 7), (8, 10), (11, 13), (14, 16), (17, 19))]
-    if any(p is None for p in parts):
+    fields = [_parse_int_field(b[s:e]) for s, e in ((0, 4), (5, 7), (8, 10), (11, 13), (14, 16), (17, 19))]
+    parts = [f for f in fields if f is not None]
+    if len(parts) != len(fields):
         return None
-    year, month, day, hour, minute, sec = parts  # type: ignore[misc]
+    year, month, day, hour, minute, sec = parts
     if not 1 <= month <= 12 or not 1 <= day <= 31:
         return None
     if hour > 23 or minute > 59 or sec > 60:
@@ -455,7 +456,7 @@ class SearchRecord:
     low_confidence: bool
     latency_ms: float
     source: str = "cli"
-    chunk_baseline_tokens: int = 0
+    chunk_baseline_tokens: int = 0  # these four: the chunk and grammar `savings` buckets beside the file-level ones
     chunk_saved_tokens: int = 0
     grammar_baseline_tokens: int = 0
     grammar_saved_tokens: int = 0

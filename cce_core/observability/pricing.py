@@ -21,12 +21,16 @@ PRICING_DISPLAY_PATH = "cce_core/data/pricing.json"
 
 @dataclass(frozen=True)
 class ModelPrice:
-    input_per_million_usd: float
+    """One model's list prices, in US dollars per million tokens."""
+
+    input_per_million_usd: float  # the rate savings are priced at: a saved token is an input token not read
     output_per_million_usd: float
 
 
 @dataclass(frozen=True)
 class PriceTable:
+    """The table as shipped: its id (printed beside every dollar figure), the default model, every model's prices."""
+
     id: str
     default_model: str
     models: dict[str, ModelPrice]

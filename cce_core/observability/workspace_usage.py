@@ -30,9 +30,11 @@ from cce_core.observability.metrics import METRICS_FILE, STORE_DIR, Event, Metri
 
 @dataclass(frozen=True)
 class MemberLog:
+    """One member's metrics log: the member's name and package, and where its log lives."""
+
     name: str
     package: str
-    metrics_path: Path
+    metrics_path: Path  # <member>/.cce/metrics.jsonl
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,8 @@ from cce_core.hookspecs import PROJECT_NAME, CceHookSpecs
 
 # The regions a page may hold, and the docstrings they render.
 HOOKS: tuple[str, ...] = tuple(name for name in vars(CceHookSpecs) if name.startswith("cce_"))
-TYPES: tuple[str, ...] = ("LanguagePack", "PackExpected", "Embedder", "EmbedderError", "DocumentChunker",
-                          "DocumentSection", "CompactChunk", "CompactRenderer")
+TYPES: tuple[str, ...] = ("LanguagePack", "PackExpected", "FileConventions", "Embedder", "EmbedderError",
+                          "DocumentChunker", "DocumentSection", "CompactChunk", "CompactRenderer")
 CONVENTIONS = "CceHookSpecs"
 
 REGION = re.compile(r"<!-- BEGIN GENERATED contract:(?P<name>\w+) -->\n.*?<!-- END GENERATED contract:(?P=name) -->",
@@ -203,7 +203,7 @@ def _indented(lines: list[str], i: int) -> tuple[list[str], int]:
 
 
 def _section(name: str, body: list[str]) -> str:
-    if name == "Parameters":
+    if name == "Parameters" and any(_PARAMETER.match(line) for line in body):
         items: list[list[str]] = []
         for line in body:
             if _PARAMETER.match(line):

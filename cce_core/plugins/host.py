@@ -2,7 +2,8 @@
 
 Owns the single ``pluggy.PluginManager`` of a process: it loads every
 distribution advertising the ``cce`` entry-point group (or plugins handed in
-directly by tests), collects their packs, embedders and document chunkers,
+directly by tests), collects their packs, embedders and document chunkers
+(and pools their file conventions, which the default ranking's roles read),
 resolves a file to its pack by lowercased extension and a document format to
 its chunker, and reports the ``pack_set_id`` other engines write into shared
 artifacts (language packs only: document chunkers never enter it). The cheap
@@ -27,9 +28,15 @@ from cce_core.hookspecs import (
     CceHookSpecs,
     DocumentChunker,
     Embedder,
+    FileConventions,
     LanguagePack,
 )
-from cce_core.plugins.validation import document_chunker_problems, hook_name_problems, structural_problems
+from cce_core.plugins.validation import (
+    document_chunker_problems,
+    file_conventions_problems,
+    hook_name_problems,
+    structural_problems,
+)
 
 
 @dataclass
@@ -130,6 +137,22 @@ class DocumentChunkerRegistry:
 
 
 @dataclass
+class ConventionsRegistry:
+    """The ``cce_file_conventions`` answers of every plugin, pooled, plus the problems of those left out."""
+
+    tests: list[str] = field(default_factory=list)
+    generated: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, answer: FileConventions) -> None:
+        self.tests.extend(p for p in answer.tests if p not in self.tests)
+        self.generated.extend(p for p in answer.generated if p not in self.generated)
+
+    def pooled(self) -> FileConventions:
+        return FileConventions(tests=tuple(self.tests), generated=tuple(self.generated))
+
+
+@dataclass
 class _Candidate:
     """A plugin about to be registered, with what the host records about it."""
 
@@ -194,6 +217,7 @@ class PluginHost:
         self.__dict__.pop("packs", None)
         self.__dict__.pop("embedders", None)
         self.__dict__.pop("document_chunkers", None)
+        self.__dict__.pop("file_conventions", None)
 
     def _builtins(self, only: set[str] | None) -> list[_Candidate]:
         """The core's own plugins, imported by module path: present even when nothing is pip-installed."""
@@ -202,7 +226,7 @@ class PluginHost:
         from cce_core import __version__
         from cce_core.default_plugins import BUILTIN_DISTRIBUTION, BUILTIN_PLUGINS
 
-        found = []
+        found: list[_Candidate] = []
         for name, module in BUILTIN_PLUGINS.items():
             if only is None or name in only:
                 found.append(_Candidate(importlib.import_module(module), name, BUILTIN_DISTRIBUTION,
@@ -352,6 +376,30 @@ class PluginHost:
         self._hook_with_dist("cce_register_document_chunkers", make_register)
         return registry
 
+    @cached_property
+    def file_conventions(self) -> ConventionsRegistry:
+        """Every plugin's test and generated-file conventions, pooled; a bad answer is left out and recorded."""
+        registry = ConventionsRegistry()
+        for impl in _call_order(self.pm.hook.cce_file_conventions):
+            name = self.pm.get_name(impl.plugin) or _plugin_label(impl.plugin, "")
+            dist = self._plugin_dist.get(id(impl.plugin), "")
+            label = f"[plugin:{name}{f' ({dist})' if dist else ''}]"
+            try:
+                answer = impl.function()
+            except Exception as exc:  # third-party code: its conventions are left out, the ranking goes on
+                registry.problems.append(f"{label} cce_file_conventions raised {type(exc).__name__}: {exc}")
+                continue
+            problems = file_conventions_problems(answer, label)
+            if problems:
+                registry.problems.extend(problems)
+            elif isinstance(answer, FileConventions):  # else None: the plugin declares nothing
+                registry.add(answer)
+        return registry
+
+    def advisory_problems(self) -> list[str]:
+        """Problems that fail ``cce packs --validate`` but not the engine: hooks never called, bad conventions."""
+        return [*self.hook_problems, *self.file_conventions.problems]
+
     def document_chunker_for(self, format_name: str) -> DocumentChunker | None:
         """The chunker registered for ``format_name`` (e.g. ``"markdown"``), or ``None``."""
         return self.document_chunkers.for_format(format_name)
@@ -439,6 +487,11 @@ class PluginHost:
 
 
 _default_host: PluginHost | None = None
+
+
+def existing_default_host() -> PluginHost | None:
+    """The process-wide host when something has built it already, else ``None`` (nothing is loaded)."""
+    return _default_host
 
 
 def host_for_embedder(name: str) -> PluginHost:

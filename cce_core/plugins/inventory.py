@@ -106,7 +106,7 @@ def take_inventory(host: PluginHost) -> Inventory:
         plugins.append(PluginEntry(str(name), dist, _version(host, dist), hooks))
     documents = [DocumentChunkerEntry(c, _version(host, c.distribution)) for c in host.document_chunkers.chunkers]
     return Inventory(packs, embedders, plugins, host.packs.pack_set_id,
-                     host.startup_problems() + host.hook_problems, documents)
+                     host.startup_problems() + host.advisory_problems(), documents)
 
 
 def _version(host: PluginHost, dist: str) -> str:

@@ -10,6 +10,9 @@ declares), needs the chunker and so lives above it, in
 :mod:`cce_core.authoring.validate`. Every diagnostic names the pack, the
 member, the problem and a fix.
 
+What a plugin's ``cce_file_conventions`` returns is checked the same cheap
+way, when the host pools it (:func:`file_conventions_problems`).
+
 Document chunkers get the same two kinds of check: a structural one at
 registration (:func:`document_chunker_problems`), and a behavioural one that
 needs nothing of the engine's chunker, since a document chunker cuts its own
@@ -22,7 +25,15 @@ import difflib
 import re
 from typing import Any
 
-from cce_core.hookspecs import PROJECT_NAME, CceHookSpecs, DocumentChunker, DocumentSection, LanguagePack
+from cce_core.foundation.path_patterns import pattern_problem
+from cce_core.hookspecs import (
+    PROJECT_NAME,
+    CceHookSpecs,
+    DocumentChunker,
+    DocumentSection,
+    FileConventions,
+    LanguagePack,
+)
 
 _PACK_NAME = re.compile(r"[a-z][a-z0-9_+-]*")
 
@@ -73,6 +84,26 @@ def structural_problems(pack: LanguagePack, registered: list[LanguagePack]) -> l
     return out
 
 
+def file_conventions_problems(answer: object, label: str) -> list[str]:
+    """What is wrong with one ``cce_file_conventions`` answer (``None`` declares nothing and is fine)."""
+    if answer is None:
+        return []
+    if not isinstance(answer, FileConventions):
+        return [f"{label} cce_file_conventions returned {type(answer).__name__}, not a FileConventions; "
+                "return FileConventions(tests=(...), generated=(...)) from cce_core.api, or None."]
+    out: list[str] = []
+    for member in ("tests", "generated"):
+        patterns = getattr(answer, member)
+        if not isinstance(patterns, tuple):
+            out.append(f"{label} FileConventions.{member} is a {type(patterns).__name__}; give a tuple of patterns.")
+            continue
+        for pattern in patterns:
+            problem = pattern_problem(pattern)
+            if problem is not None:
+                out.append(f"{label} FileConventions.{member}: {problem} (see FileConventions in docs/plugins.md).")
+    return out
+
+
 def edit_distance(a: str, b: str) -> int:
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
@@ -99,10 +130,10 @@ def grammar_problems(pack: LanguagePack) -> list[str]:
     except Exception as exc:
         return [f'{label} grammar failed to load ({type(exc).__name__}: {exc}) — '
                 f'install "{grammar_name}" at the pinned version.']
-    named = {
-        language.node_kind_for_id(i)
+    named: set[str] = {
+        kind
         for i in range(language.node_kind_count)
-        if language.node_kind_is_named(i) and language.node_kind_for_id(i)
+        if language.node_kind_is_named(i) and (kind := language.node_kind_for_id(i))
     }
     out: list[str] = []
     members = ("function_types", "class_types", "import_node_types", "body_node_types", "doc_node_types",

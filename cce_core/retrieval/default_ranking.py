@@ -13,15 +13,21 @@ docs/BENCHMARKS.md and explained in docs/relevance.md):
    signal a whole file has that its small chunks lose. A long query leans on
    the file view, a short one on the chunk view.
 3. **Tiny chunks** (an arrow function of one line) get their file's evidence
-   through the file view. Scoring them as if they were longer was measured
-   and changed nothing on either labeled set, so that stage was dropped.
+   through the file view, their binding declaration through the definitions
+   (4.), and no duplicate places in an answer (6.). Scoring them as if they
+   were longer, by their enclosing chunk, or with their declaration line
+   folded into their BM25 was measured (docs/BENCHMARKS.md) and not kept.
 4. **Definitions** (:mod:`definitions`): a chunk that declares a queried name
    gets a bonus large enough to lead a name lookup; ``Class.method`` adds a
-   bonus when an enclosing chunk declares ``Class``.
+   bonus when an enclosing chunk declares ``Class``. A lookup also finds the
+   chunks a declaration before them binds (``export const create = (...) =>``),
+   and prefers, within one file, the implementation over an interface or
+   prototype of the same name.
 5. **File roles** (:mod:`file_roles`): tests, examples, docs, licences and
    the like are multiplied down unless the query asks for them; a file the
    query names by path is lifted.
-6. **Diversity**: at most three chunks per file, as in the family.
+6. **Diversity**: at most three chunks per file, as in the family, and a short
+   chunk whose text repeats one already in the answer is skipped.
 7. **No graph padding.** The family appends import neighbours after the
    ranking (zero-score rows past ``top_k``). Here nothing is appended: an
    answer never exceeds ``top_k``. Letting neighbours compete as candidates
@@ -46,7 +52,17 @@ from typing import TYPE_CHECKING, Any
 
 from cce_core.foundation.textrules import score_key
 from cce_core.indexing.bm25 import BM25_B, BM25_K1
-from cce_core.retrieval.definitions import SourceLines, declaration, declared_name, header_of
+from cce_core.retrieval.definitions import (
+    FORWARD_SHARE,
+    SourceLines,
+    declaration,
+    declared_written,
+    header_of,
+    is_comment_line,
+    leaves_open,
+    line_declaration_weight,
+    opens_definition,
+)
 from cce_core.retrieval.file_roles import role_weight
 from cce_core.retrieval.plain_postings import PlainPostings
 from cce_core.retrieval.profiles import STAGE_NAMES
@@ -57,6 +73,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from cce_core.retrieval.kernel_types import Cosines
 
 MAX_CHUNKS_PER_FILE = 3
+# Chunks shorter than this (in tokens) are compared by text when the answer is assembled.
+DUPLICATE_CHECK_TOKENS = 16
 CHUNK_POOL = 150
 VECTOR_POOL = 60
 FILE_POOL = 30
@@ -67,6 +85,10 @@ PREFERRED_ROLE_WEIGHT = 0.5
 DECLARER_CACHE_NAMES = 4096
 # Whole-file chunks larger than this are not searched line by line for a declaration.
 MODULE_SCAN_CHARS = 256 * 1024
+# A lookup reads at most this much source looking for a declaration standing before a chunk.
+CONTEXT_SCAN_BYTES = 32 * 1024 * 1024
+# Lines between a declaration left open (``export const X =``) and the chunk it binds.
+CONTEXT_REACH = 2
 
 # Signal weights (chunk BM25, file BM25, vector) for short and long queries.
 SHORT_WEIGHTS = (0.45, 0.25, 0.30)
@@ -78,8 +100,18 @@ QUALIFIER_BONUS = 0.3
 # The name as written (``$constructor``, not every ``constructor``) is a closer match than its tokens.
 EXACT_NAME_BONUS = 0.3
 # A one-line "definition" is mostly a forward declaration or a type named in a parameter list.
-ONE_LINE_DEFINITION_SHARE = 0.5
+ONE_LINE_DEFINITION_SHARE = FORWARD_SHARE
 PATH_BONUS = 0.5
+# The file view's length normalisation for short queries. Plain BM25 (b = 0.75, no cap) pushes a
+# 2,000-line module below every small file that repeats a topic word, yet the module is often where
+# the topic lives (sinatra's base.rb for "session and cookies"); the chunk view already says where
+# inside it. So a file's length counts half as much, and never as more than FILE_LENGTH_CAP times
+# the average. Long queries keep plain BM25 (see DefaultRanker._file_length_norm).
+FILE_B = 0.5
+FILE_LENGTH_CAP = 4.0
+# In a lookup, when one file declares a name more than once (an interface or overload signatures,
+# then the implementation), the longest of those declarations gets this much more bonus.
+BODY_BONUS = 0.2
 
 
 @dataclass
@@ -108,12 +140,11 @@ class DefaultRanker:
     def __init__(self, store: StoreData, stages: Stages | None = None, source_root: str | None = None) -> None:
         self.store = store
         self.stages = stages or Stages()
-        files = store.files
-        self.paths = [f.path for f in files]
-        self.starts = [f.first_chunk for f in files]
-        self.ends = [f.first_chunk + f.chunk_count for f in files]
+        # Paths and spans straight from the store's file columns: no file entry is built.
+        self.paths, self.starts, counts = store.file_spans()
+        self.ends = [start + count for start, count in zip(self.starts, counts, strict=True)]
         # Built with C-level iteration: a 200k-chunk store pays these on every fresh search.
-        self.file_of = list(chain.from_iterable(repeat(f, e.chunk_count) for f, e in enumerate(files)))
+        self.file_of = list(chain.from_iterable(map(repeat, range(len(counts)), counts)))
         self.postings = PlainPostings(store)
         self.doc_len = self.postings.doc_len
         prefix = [0, *accumulate(self.doc_len)]
@@ -131,9 +162,11 @@ class DefaultRanker:
             return found
 
         self._meta_of = meta_of
-        self._headers: dict[int, tuple[tuple[str, ...], str]] = {}
+        self._headers: dict[int, tuple[tuple[str, ...], str, str]] = {}
         self._plain_role_weights: dict[int, float] = {}
-        self._declarer_cache: dict[tuple[str, str, bool], list[tuple[int, str]]] = {}
+        self._declarer_cache: dict[tuple[str, str, bool], list[tuple[int, str, float]]] = {}
+        self._short_texts: dict[int, str] = {}  # short chunks' normalised texts, for the duplicate check
+
 
     # -- signals ---------------------------------------------------------------------------------
 
@@ -153,11 +186,11 @@ class DefaultRanker:
         file_scores: dict[int, float] = {}
         if n == 0:
             return chunk_scores, file_scores
-        avgdl = (sum(self.doc_len) / n) or 1.0
-        avgfl = (sum(self.file_len) / max(n_files, 1)) or 1.0
+        avgdl, avgfl = self._average_lengths
         weights = analysis.term_weights if self.stages.query_analysis else {t: 1.0 for t in analysis.tokens}
         doc_len, file_of, file_len = self.doc_len, self.file_of, self.file_len
         k1, b = BM25_K1, BM25_B
+        fb, cap = self._file_length_norm(analysis)
         for term, weight in weights.items():
             hits = self.postings.postings(term)
             if not hits:
@@ -173,9 +206,27 @@ class DefaultRanker:
             if self.stages.file_view:
                 fidf = math.log(1.0 + (n_files - len(per_file) + 0.5) / (len(per_file) + 0.5))
                 for f, ftf in per_file.items():
-                    norm = k1 * ((1.0 - b) + b * file_len[f] / avgfl)
+                    norm = k1 * ((1.0 - fb) + fb * min(file_len[f] / avgfl, cap))
                     file_scores[f] = file_scores.get(f, 0.0) + weight * fidf * ftf * (k1 + 1.0) / (ftf + norm)
         return chunk_scores, file_scores
+
+    @staticmethod
+    def _file_length_norm(analysis: QueryAnalysis) -> tuple[float, float]:
+        """(b, cap on length / average) of the file view for this query.
+
+        A long text shares a few of its hundred words with any big file by chance,
+        so it keeps plain BM25's normalisation (measured: softening it cost issue
+        texts 2.6 points of Acc@1); a short query's words found in a big file are
+        what the file is about, so there a file's length counts less.
+        """
+        return (BM25_B, math.inf) if analysis.is_long else (FILE_B, FILE_LENGTH_CAP)
+
+    @cached_property
+    def _average_lengths(self) -> tuple[float, float]:
+        """Average chunk and file length in tokens (summed once, not per query)."""
+        avgdl = (sum(self.doc_len) / max(len(self.doc_len), 1)) or 1.0
+        avgfl = (sum(self.file_len) / max(len(self.paths), 1)) or 1.0
+        return avgdl, avgfl
 
     @cached_property
     def _arrays(self) -> tuple[Any, Any, Any]:
@@ -190,10 +241,10 @@ class DefaultRanker:
         doc_len, file_of, file_len = self._arrays
         n = len(self.doc_len)
         n_files = len(self.paths)
-        avgdl = (sum(self.doc_len) / n) or 1.0
-        avgfl = (sum(self.file_len) / max(n_files, 1)) or 1.0
+        avgdl, avgfl = self._average_lengths
         weights = analysis.term_weights if self.stages.query_analysis else {t: 1.0 for t in analysis.tokens}
         k1, b = BM25_K1, BM25_B
+        fb, cap = self._file_length_norm(analysis)
         chunk_scores = np.zeros(n, dtype=np.float64)
         file_scores = np.zeros(n_files, dtype=np.float64)
         source = self.store.bm25_source
@@ -211,24 +262,26 @@ class DefaultRanker:
                 present = np.flatnonzero(per_file)
                 fidf = math.log(1.0 + (n_files - len(present) + 0.5) / (len(present) + 0.5))
                 ftf = per_file[present]
-                norm = k1 * ((1.0 - b) + b * file_len[present] / avgfl)
+                norm = k1 * ((1.0 - fb) + fb * np.minimum(file_len[present] / avgfl, cap))
                 file_scores[present] += weight * fidf * ftf * (k1 + 1.0) / (ftf + norm)
         hit_docs = np.flatnonzero(chunk_scores)
         hit_files = np.flatnonzero(file_scores)
         return (dict(zip(hit_docs.tolist(), chunk_scores[hit_docs].tolist(), strict=True)),
                 dict(zip(hit_files.tolist(), file_scores[hit_files].tolist(), strict=True)))
 
-    def _declaration(self, idx: int) -> tuple[tuple[str, ...], str]:
-        """(tokens, name as written) of what chunk ``idx`` declares (module chunks declare nothing)."""
+    def _declaration(self, idx: int) -> tuple[tuple[str, ...], str, str]:
+        """(tokens, name as written, name with its ``!``/``?``) of what chunk ``idx`` declares
+        (module chunks declare nothing)."""
         cached = self._headers.get(idx)
         if cached is None:
             chunk_type, _start, _end = self._meta_of(idx)
             if chunk_type == "module":
-                cached = ((), "")
+                cached = ((), "", "")
             else:
                 chunk = self.store.chunks[idx]
                 header = header_of(chunk.content, chunk.file_path, chunk.start_line, self.source_lines)
-                cached = declaration(header)
+                tokens, raw = declaration(header)
+                cached = (tokens, raw, declared_written(header) or raw)
             self._headers[idx] = cached
         return cached
 
@@ -251,13 +304,18 @@ class DefaultRanker:
             # In a question or a pasted issue, names are one clue among many: only a lookup reads
             # whole-file chunks line by line or rewards the exact spelling (measured: both cost
             # issue texts their file, since docs and configs "declare" common words).
-            for idx, raw in self._declarers(ident.name, written, modules=analysis.is_lookup):
+            declarers = self._declarers(ident.name, written, modules=analysis.is_lookup)
+            bodies = self._implementations(declarers) if analysis.is_lookup else set()
+            for idx, raw, share in declarers:
                 value = bonus
                 if raw == written and analysis.is_lookup:
                     value += EXACT_NAME_BONUS * bonus
+                value *= share
                 _type, start, end = self._meta_of(idx)
                 if start == end:
                     value *= ONE_LINE_DEFINITION_SHARE
+                if idx in bodies:
+                    value += BODY_BONUS * bonus
                 if ident.qualifier is not None and self._enclosed_by(idx, ident.qualifier):
                     value += QUALIFIER_BONUS
                 elif ident.qualifier is not None and analysis.is_lookup:
@@ -266,25 +324,54 @@ class DefaultRanker:
                     found[idx] = value
         return found
 
-    def _declarers(self, name: str, written: str, modules: bool) -> list[tuple[int, str]]:
-        """The chunks declaring the token ``name`` (with the name as written), remembered per name.
+    def _implementations(self, declarers: list[tuple[int, str, float]]) -> set[int]:
+        """Of the files declaring a name more than once, each one's longest declaration.
+
+        TypeScript interfaces beside the value of the same name, overload
+        signatures above their implementation, a C prototype above its function:
+        when one file says a name twice, the longer declaration is the one with
+        the body, which is what a lookup wants first. Across files no such
+        reading holds (two classes may both define ``extend``), so none is made.
+        """
+        by_file: dict[int, list[int]] = {}
+        for idx, _raw, _share in declarers:
+            if self._meta_of(idx)[0] != "module":
+                by_file.setdefault(self.file_of[idx], []).append(idx)
+        out: set[int] = set()
+        for chunks in by_file.values():
+            if len(chunks) > 1:
+                spans = [(self._meta_of(i)[2] - self._meta_of(i)[1], -i) for i in chunks]
+                out.add(-max(spans)[1])
+        return out
+
+    def _declarers(self, name: str, written: str, modules: bool) -> list[tuple[int, str, float]]:
+        """The chunks declaring the token ``name``: (chunk, name as written, share of the bonus),
+        remembered per name.
 
         A resident server answers the same names again and again; the scan reads
-        chunk headers, so its result is kept for the searcher's lifetime.
+        chunk headers, so its result is kept for the searcher's lifetime. A lookup
+        (``modules``) also reads whole-file chunks line by line and the source
+        lines just before the chunks of the files that mention the name.
         """
         key = (name, written, modules)
         cached = self._declarer_cache.get(key)
         if cached is not None:
             return cached
-        out: list[tuple[int, str]] = []
+        out: list[tuple[int, str, float]] = []
         hits = self.postings.postings(name)
-        if hits:
-            for idx in self._definition_scan_order([doc for doc, _tf in hits]):
-                tokens, raw = self._declaration(idx)
-                if tokens == (name,):
-                    out.append((idx, raw))
-                elif modules and self._module_declares(idx, written):
-                    out.append((idx, written))
+        suffixed = written[-1:] in ("!", "?")
+        scan = self._definition_scan_order([doc for doc, _tf in hits]) if hits else []
+        for idx in scan:
+            tokens, raw, raw_suffixed = self._declaration(idx)
+            if tokens == (name,):
+                out.append((idx, raw_suffixed if suffixed else raw, 1.0))
+            elif modules:
+                share = self._module_declares(idx, written)
+                if share > 0.0:
+                    out.append((idx, written, share))
+        if modules:  # also when no chunk holds the name: the declaration may stand outside every chunk
+            found = {idx for idx, _raw, _share in out}
+            out.extend((idx, written, 1.0) for idx in self._context_declarers(scan, written) if idx not in found)
         if len(self._declarer_cache) >= DECLARER_CACHE_NAMES:
             self._declarer_cache.pop(next(iter(self._declarer_cache)))
         self._declarer_cache[key] = out
@@ -300,31 +387,88 @@ class DefaultRanker:
             return docs[:DEFINITION_SCAN_LIMIT]
         preferred: list[int] = []
         rest: list[int] = []
-        weights = self._plain_role_weights
         for idx in docs:
-            f = self.file_of[idx]
-            weight = weights.get(f)
-            if weight is None:
-                weight = weights[f] = role_weight(self.paths[f], frozenset())
-            (preferred if weight >= PREFERRED_ROLE_WEIGHT else rest).append(idx)
+            (preferred if self._plain_role_weight(self.file_of[idx]) >= PREFERRED_ROLE_WEIGHT else rest).append(idx)
         return (preferred + rest)[:DEFINITION_SCAN_LIMIT]
 
-    def _module_declares(self, idx: int, written: str) -> bool:
-        """Whether a whole-file chunk (a file no pack cut into functions) has a line declaring ``written``."""
+    def _module_declares(self, idx: int, written: str) -> float:
+        """How fully a whole-file chunk (a file no pack cut into functions) declares ``written``:
+        the best of its lines (:func:`definitions.line_declaration_weight`), 0 for none."""
         if self._meta_of(idx)[0] != "module" or not written:
-            return False
+            return 0.0
         content = self.store.chunks[idx].content
         if len(content) > MODULE_SCAN_CHARS:
-            return False
+            return 0.0
+        best = 0.0
         at = content.find(written)
-        while at >= 0:
+        while at >= 0 and best < 1.0:
             line_start = content.rfind("\n", 0, at) + 1
             line_end = content.find("\n", at)
             line = content[line_start:line_end if line_end >= 0 else len(content)]
-            if declared_name(line) == written:
-                return True
-            at = content.find(written, at + len(written))
-        return False
+            best = max(best, line_declaration_weight(line, written))
+            at = content.find(written, line_end if line_end >= 0 else len(content))
+        return best
+
+    def _context_declarers(self, scanned: list[int], written: str) -> list[int]:
+        """Chunks bound to ``written`` by a declaration standing before them in the source.
+
+        An arrow function, or a call that wraps one, is chunked without the name it
+        is assigned to (``export const create = (<T>(...) =>`` starts its chunk at the
+        parenthesis; ``export const X: T =`` may sit two lines above it). Those
+        chunks hold no token of the name, and often no other chunk of their file
+        does either, so the postings cannot lead to them: the source of the files
+        the roles prefer is searched for the name instead, and a chunk counts as
+        declaring it when it starts on a declaration's line, or a line or two
+        below with only comments between while the declaration is left open (it
+        ends in ``=`` or an opening bracket). Needs the indexed tree; bounded by
+        ``CONTEXT_SCAN_BYTES`` per name.
+        """
+        if self.source_lines.root is None or not written:
+            return []
+        # Files cut into more than one chunk (a file kept whole has no chunk to bind but itself) that
+        # the roles do not hold back, those the postings name first.
+        files = [f for f in dict.fromkeys(chain((self.file_of[idx] for idx in scanned), range(len(self.paths))))
+                 if self.ends[f] - self.starts[f] > 1 and self._plain_role_weight(f) >= PREFERRED_ROLE_WEIGHT]
+        needle = written.encode("utf-8")
+        budget = CONTEXT_SCAN_BYTES
+        out: list[int] = []
+        for f in files:
+            path = self.paths[f]
+            raw = self.source_lines.raw(path)
+            if raw is None:
+                continue
+            budget -= len(raw)
+            if budget < 0:
+                break
+            if needle not in raw:
+                continue
+            lines = self.source_lines.lines(path)
+            if not lines:
+                continue
+            starts: dict[int, int] = {}
+            for idx in range(self.starts[f], self.ends[f]):
+                _type, start, end = self._meta_of(idx)
+                best = starts.get(start)
+                if best is None or end > self._meta_of(best)[2]:
+                    starts[start] = idx
+            for number, line in enumerate(lines, start=1):
+                if written not in line or not opens_definition(line, written):
+                    continue
+                last = number + CONTEXT_REACH if leaves_open(line) else number
+                for target in range(number, min(last, len(lines)) + 1):
+                    chunk = starts.get(target)
+                    if chunk is not None:
+                        out.append(chunk)
+                        break
+                    if target > number and not is_comment_line(lines[target - 1]):
+                        break
+        return out
+
+    def _plain_role_weight(self, f: int) -> float:
+        weight = self._plain_role_weights.get(f)
+        if weight is None:
+            weight = self._plain_role_weights[f] = role_weight(self.paths[f], frozenset())
+        return weight
 
     def _enclosed_by(self, idx: int, qualifier: str) -> bool:
         """Whether a chunk of the same file that spans ``idx`` declares ``qualifier``."""
@@ -370,6 +514,11 @@ class DefaultRanker:
         max_file = max(file_scores.values(), default=0.0)
         cos = {i: max(cosines.at(i), 0.0) for i in candidates}
         max_cos = max(cos.values(), default=0.0)
+        if max_chunk == 0.0 and max_file == 0.0 and not definitions and max_cos > 0.0:
+            # No word of the query is in the index: the vector alone answers, and its best match is not
+            # stretched to full weight, so the answer's top score stays below the low-confidence line
+            # (0.30) that the metrics log and dashboard flag. The order is the same either way.
+            max_cos = 1.0
         w_chunk, w_file, w_vec = LONG_WEIGHTS if analysis.is_long else SHORT_WEIGHTS
         if not self.stages.file_view:
             w_chunk, w_file = w_chunk + w_file, 0.0
@@ -397,12 +546,22 @@ class DefaultRanker:
     def _diversify(self, scored: list[tuple[int, float]], top_k: int) -> list[tuple[int, float]]:
         per_file: dict[int, int] = {}
         kept: list[tuple[int, float]] = []
+        seen_texts: set[str] = set()  # short chunks' texts, whitespace-normalised
         for idx, score in scored:
             if score_key(score) <= 0:
                 break
             f = int(self.file_of[idx])
             if per_file.get(f, 0) >= MAX_CHUNKS_PER_FILE:
                 continue
+            if self.doc_len[idx] < DUPLICATE_CHECK_TOKENS:
+                # Ten files' one-line ``struct bytecode`` (a parameter type the C pack chunks) are one
+                # answer: a short chunk repeating a kept one's text takes no place of its own.
+                text = self._short_texts.get(idx)
+                if text is None:
+                    text = self._short_texts[idx] = " ".join(self.store.chunks[idx].content.split())
+                if text in seen_texts:
+                    continue
+                seen_texts.add(text)
             per_file[f] = per_file.get(f, 0) + 1
             kept.append((idx, score))
             if len(kept) >= top_k:
@@ -412,17 +571,31 @@ class DefaultRanker:
 
 def _best_per_file(chunk_scores: dict[int, float], file_of: list[int], files: set[int]) -> dict[int, list[int]]:
     """The ``CHUNKS_PER_POOLED_FILE`` best-scoring chunks of each of ``files`` (ties by position)."""
-    best: dict[int, list[tuple[float, int]]] = {}
-    for idx, score in chunk_scores.items():
-        f = file_of[idx]
-        if f in files:
-            best.setdefault(f, []).append((-score, idx))
-    return {f: [idx for _s, idx in heapq.nsmallest(CHUNKS_PER_POOLED_FILE, rows)] for f, rows in best.items()}
+    rows = [(file_of[idx], -score, idx) for idx, score in chunk_scores.items() if file_of[idx] in files]
+    rows.sort()
+    best: dict[int, list[int]] = {}
+    for f, _score, idx in rows:
+        chunks = best.setdefault(f, [])
+        if len(chunks) < CHUNKS_PER_POOLED_FILE:
+            chunks.append(idx)
+    return best
 
 
 def _top(scores: dict[int, float], limit: int) -> list[int]:
-    """The ``limit`` best-scoring keys (positive scores only), ties by key."""
-    return [k for k, v in heapq.nsmallest(limit, scores.items(), key=lambda kv: (-kv[1], kv[0])) if v > 0.0]
+    """The ``limit`` best-scoring keys (positive scores only), ties by key.
+
+    The ``limit``-th best value is found over the bare floats first (a C-level
+    heap, no key function), so only the keys at or above it are sorted.
+    """
+    if limit <= 0 or not scores:
+        return []
+    if len(scores) > limit:
+        floor = heapq.nlargest(limit, scores.values())[-1]
+        rows = [(-v, k) for k, v in scores.items() if v >= floor]
+    else:
+        rows = [(-v, k) for k, v in scores.items()]
+    rows.sort()
+    return [k for neg, k in rows[:limit] if neg < 0.0]
 
 
 def _ordered(candidates: list[int], scores: list[float], ids: Sequence[str]) -> list[tuple[int, float]]:

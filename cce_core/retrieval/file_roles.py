@@ -8,13 +8,19 @@ long issue text by chance. The default ranking multiplies each chunk's score
 by its file's role weight, unless the query asks for that role itself
 (``QueryAnalysis.intents``). The family profile keeps its own, narrower rule.
 
-The rules are conventions of repositories in general (folder names, file
-name shapes, file kinds), not of one language.
+The rules written here are conventions of repositories in general (folder
+names, file kinds, licence and lockfile names), never of one language. What a
+language adds — ``*_test.go``, ``spec/``, ``test_*.py``, ``*_pb2.py`` — comes
+from the installed plugins' ``cce_file_conventions`` answers
+(:class:`~cce_core.hookspecs.FileConventions`), pooled by
+:mod:`cce_core.plugins.conventions_cache`; a language no plugin speaks for
+keeps the general rules only.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+from cce_core.foundation.path_patterns import PathPatterns
+from cce_core.hookspecs import FileConventions
 
 SOURCE = "source"
 TEST = "test"
@@ -39,14 +45,16 @@ INTENT_LIFTS = {
     STYLE: "style",
 }
 
-_TEST_DIRS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__", "__mocks__", "testdata",
-                        "test_data", "fixtures", "e2e", "integration-tests", "unittests"})
+# Folder names that hold tests in repositories of any language (a language's own, such as
+# ``spec/`` or ``__tests__/``, come from its plugin).
+_TEST_DIRS = frozenset({"test", "tests", "testing", "testdata", "test_data", "fixtures", "e2e",
+                        "integration-tests", "unittests"})
 _EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial", "tutorials",
                            "playground", "cookbook"})
 _BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks", "perf"})
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man", "website", "site"})
-_GENERATED_DIRS = frozenset({"dist", "build", "vendor", "vendored", "third_party", "node_modules", "generated",
-                             "gen", "target", "out", "coverage"})
+_GENERATED_DIRS = frozenset({"dist", "build", "vendor", "vendored", "third_party", "generated", "gen", "out",
+                             "coverage"})
 _DOC_EXTENSIONS = frozenset({"md", "mdx", "rst", "txt", "adoc", "asciidoc", "rdoc", "texi", "tex", "org", "pod",
                              "1", "3", "5", "7", "8", "html", "htm"})
 _CONFIG_EXTENSIONS = frozenset({"json", "yaml", "yml", "toml", "ini", "cfg", "conf", "xml", "in", "properties",
@@ -55,42 +63,73 @@ _STYLE_EXTENSIONS = frozenset({"css", "scss", "sass", "less", "styl"})
 _META_NAMES = ("license", "licence", "copying", "notice", "authors", "contributors", "changelog", "changes",
                "history", "news", "code_of_conduct", "contributing", "security", "codeowners", "maintainers")
 _SOURCE_DIRS = frozenset({"src", "lib", "source", "sources", "pkg", "internal", "app", "cmd", "crates"})
-_LOCKFILES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "cargo.lock", "gemfile.lock",
-                        "poetry.lock", "pipfile.lock", "composer.lock", "go.sum", "uv.lock", "bun.lockb"})
+# Lockfiles by shape: ``*.lock``, ``*.lockb``, ``*-lock.json`` / ``*-lock.yaml``, and the ``go.sum`` style
+# checksum list (``*.sum``).
+_LOCK_EXTENSIONS = frozenset({"lock", "lockb", "sum"})
+# Stop remembering roles past this many paths (a long-lived server walking many repositories).
+_MAX_REMEMBERED = 200_000
 
 
-@lru_cache(maxsize=65536)
-def file_role(path: str) -> str:
-    """The role of the file at ``path`` (relative, ``/``-separated)."""
-    lower = path.lower()
-    parts = lower.split("/")
-    name = parts[-1]
-    dirs = parts[:-1]
-    stem, dot, ext = name.rpartition(".")
-    if not dot:
-        stem, ext = name, ""
-    if name in _LOCKFILES or name.startswith("requirements") or (dirs and dirs[-1] == "requirements"):
-        return CONFIG
-    if any(stem == m or stem.startswith(m + "-") or stem.startswith(m + "_") or name == m for m in _META_NAMES):
-        return META
-    if ext in _STYLE_EXTENSIONS:
-        return STYLE
-    if any(d in _GENERATED_DIRS for d in dirs) or ".min." in name or name.endswith(".map"):
-        return GENERATED
-    if _is_test(path, dirs, name, stem):
-        return TEST
-    # Below a source folder, "benchmark" or "examples" is the project's own domain (hyperfine's
-    # src/benchmark/ is its core), not a side tree; only folders outside one mark a role.
-    outside = _outside_source(dirs)
-    if any(d in _BENCH_DIRS for d in outside) or stem.startswith("bench_") or stem.endswith("_bench"):
-        return BENCH
-    if any(d in _EXAMPLE_DIRS for d in outside):
-        return EXAMPLE
-    if any(d in _DOC_DIRS for d in outside) or ext in _DOC_EXTENSIONS:
-        return DOCS
-    if ext in _CONFIG_EXTENSIONS or name.startswith("."):
-        return CONFIG
-    return SOURCE
+class FileRoles:
+    """The role rules: the general ones written here plus one set of pooled plugin conventions."""
+
+    def __init__(self, conventions: FileConventions | None = None) -> None:
+        conventions = conventions or FileConventions()
+        self.conventions = conventions
+        self._tests = PathPatterns(conventions.tests)
+        self._generated = PathPatterns(conventions.generated)
+        self._roles: dict[str, str] = {}
+
+    def role(self, path: str) -> str:
+        """The role of the file at ``path`` (relative, ``/``-separated)."""
+        found = self._roles.get(path)
+        if found is None:
+            if len(self._roles) >= _MAX_REMEMBERED:
+                self._roles.clear()
+            found = self._roles[path] = self._decide(path)
+        return found
+
+    def weight(self, path: str, intents: frozenset[str]) -> float:
+        """The multiplier of ``path``'s chunks for a query with ``intents``."""
+        role = self.role(path)
+        if role == SOURCE:
+            return 1.0
+        if INTENT_LIFTS.get(role) in intents:
+            return ASKED_ROLE_WEIGHT
+        return ROLE_WEIGHTS[role]
+
+    def _decide(self, path: str) -> str:
+        lower = path.lower()
+        parts = lower.split("/")
+        name = parts[-1]
+        dirs = parts[:-1]
+        stem, dot, ext = name.rpartition(".")
+        if not dot:
+            stem, ext = name, ""
+        if ext in _LOCK_EXTENSIONS or stem.endswith("-lock") or name.startswith("requirements") or (
+                dirs and dirs[-1] == "requirements"):
+            return CONFIG
+        if any(stem == m or stem.startswith(m + "-") or stem.startswith(m + "_") or name == m for m in _META_NAMES):
+            return META
+        if ext in _STYLE_EXTENSIONS:
+            return STYLE
+        if (any(d in _GENERATED_DIRS for d in dirs) or ".min." in name or name.endswith(".map")
+                or self._generated.matches(path)):
+            return GENERATED
+        if any(d in _TEST_DIRS for d in dirs) or self._tests.matches(path):
+            return TEST
+        # Below a source folder, "benchmark" or "examples" is the project's own domain (hyperfine's
+        # src/benchmark/ is its core), not a side tree; only folders outside one mark a role.
+        outside = _outside_source(dirs)
+        if any(d in _BENCH_DIRS for d in outside) or stem.startswith("bench_") or stem.endswith("_bench"):
+            return BENCH
+        if any(d in _EXAMPLE_DIRS for d in outside):
+            return EXAMPLE
+        if any(d in _DOC_DIRS for d in outside) or ext in _DOC_EXTENSIONS:
+            return DOCS
+        if ext in _CONFIG_EXTENSIONS or name.startswith("."):
+            return CONFIG
+        return SOURCE
 
 
 def _outside_source(dirs: list[str]) -> list[str]:
@@ -101,20 +140,32 @@ def _outside_source(dirs: list[str]) -> list[str]:
     return dirs
 
 
-def _is_test(path: str, dirs: list[str], name: str, stem: str) -> bool:
-    if any(d in _TEST_DIRS for d in dirs) or name == "conftest.py":
-        return True
-    if stem.startswith("test_") or stem.endswith(("_test", "_spec", "_tests")) or ".test." in name or ".spec." in name:
-        return True
-    original_stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    return original_stem.endswith(("Test", "Tests", "Spec")) and original_stem not in ("Test", "Tests", "Spec")
+# The general rules alone: what a repository gets when no plugin declares conventions.
+NEUTRAL = FileRoles()
+_installed: FileRoles | None = None
+
+
+def installed_roles() -> FileRoles:
+    """The rules of this process: the general ones plus the installed plugins' conventions, asked once."""
+    global _installed
+    if _installed is None:
+        from cce_core.plugins.conventions_cache import installed_file_conventions
+
+        _installed = FileRoles(installed_file_conventions())
+    return _installed
+
+
+def use_roles(roles: FileRoles | None) -> None:
+    """Make ``roles`` the rules of this process (``None``: ask the installed plugins again on next use)."""
+    global _installed
+    _installed = roles
+
+
+def file_role(path: str) -> str:
+    """The role of the file at ``path`` (relative, ``/``-separated) under the installed conventions."""
+    return installed_roles().role(path)
 
 
 def role_weight(path: str, intents: frozenset[str]) -> float:
-    """The multiplier of ``path``'s chunks for a query with ``intents``."""
-    role = file_role(path)
-    if role == SOURCE:
-        return 1.0
-    if INTENT_LIFTS.get(role) in intents:
-        return ASKED_ROLE_WEIGHT
-    return ROLE_WEIGHTS[role]
+    """The multiplier of ``path``'s chunks for a query with ``intents``, under the installed conventions."""
+    return installed_roles().weight(path, intents)

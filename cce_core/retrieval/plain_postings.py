@@ -39,6 +39,14 @@ class PlainPostings:
         positions = self._positions
         if positions is None:
             return lengths
+        view = getattr(store, "view", None)
+        if view is not None:  # a re-index's live view lists each position's row: one C-level gather
+            from operator import itemgetter
+
+            rows = view.view("perm").tolist()
+            if len(rows) < 2:
+                return [lengths[row] for row in rows]
+            return list(itemgetter(*rows)(lengths))
         live = [0] * store.rows  # type: ignore[attr-defined]
         for row, length in enumerate(lengths):
             if positions[row] >= 0:

@@ -61,6 +61,8 @@ ROLE_WORDS: dict[str, frozenset[str]] = {
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#|->)[A-Za-z_$][A-Za-z0-9_$]*)*(?:\(\))?")
 _QUOTED = re.compile(r"`([^`\n]{1,200})`|'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"")
 _PATH = re.compile(r"(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_.\-]+|[A-Za-z0-9_\-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+# A bare name typed with a trailing ``!`` or ``?`` (tokens drop the mark; a definition's header keeps it).
+_SUFFIXED_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*[!?]")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 # One word alone, not filler, is a name typed bare (``jsonify``, ``create``); two bare words
 # ("builtin functions") are a topic more often than two names.
@@ -154,6 +156,9 @@ def analyse(query: str) -> QueryAnalysis:
             add(_identifier(word))
     content_tokens = [t for t in tokens if t not in FILLER_WORDS]
     if not analysis.identifiers and 0 < len(tokens) <= BARE_QUERY_MAX_TOKENS and len(content_tokens) == len(tokens):
+        suffixed = _SUFFIXED_NAME.fullmatch(query.strip())
+        if suffixed:  # ``route!``, ``empty?``: the mark is part of the name in the languages that allow it
+            add(_identifier(suffixed.group(0)))
         for word in _IDENTIFIER.findall(query):
             add(_identifier(word))
     for match in _PATH.finditer(query):

@@ -59,8 +59,8 @@ def retire_pull_marker(directory: Path, store_path: Path) -> None:
 
 def log_index_event(directory: Path, store_path: Path, embedder_name: str, stats: IndexStats) -> None:
     """Append the ``index`` event beside the store (fail-open, like every metrics write)."""
+    from cce_core.foundation.git_facts import head_sha
     from cce_core.observability.metrics import IndexRecord, MetricsWriter, metrics_beside
-    from cce_core.sync.identity import head_sha
 
     try:
         index_bytes = store_path.stat().st_size

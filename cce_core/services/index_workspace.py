@@ -34,7 +34,7 @@ class MemberRun:
 class WorkspaceIndexRun:
     manifest: Any
     graph: Any
-    graph_file: Path
+    graph_file: str  # as workspace.manifest.graph_path spells it (a relative root stays relative)
     runs: list[MemberRun]
 
 

@@ -20,6 +20,13 @@ class MetricsLogs:
     events: list[Any] | None
     workspace: Any = None  # observability.workspace_usage logs
 
+    @property
+    def project_events(self) -> list[Any]:
+        """The project log's events; only for logs read without ``workspace_root``."""
+        if self.events is None:
+            raise ValueError("a workspace's logs have no single event list: read .workspace")
+        return self.events
+
 
 def read_metrics(*, workspace_root: Path | None = None, metrics: Path | None = None, store: Path | None = None,
                  project: Path | None = None) -> MetricsLogs:

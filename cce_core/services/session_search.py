@@ -26,6 +26,7 @@ class SearchSession(Protocol):
     root: Path
     metrics_path: Path
     ranking_profile: str
+    disabled_stages: frozenset[str]  # the ranking stages the project's config turns off
 
     def load_index(self) -> Any: ...
     def query_searcher(self, loaded: Any, make: Any = None) -> tuple[Any, str | None]: ...

@@ -30,14 +30,8 @@ local build of the same tree does.
 
 from __future__ import annotations
 
-import base64
 import binascii
-import hashlib
 import itertools
-import json
-import math
-import re
-import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -53,6 +47,22 @@ from cce_core.indexing.graph import build_edges
 from cce_core.indexing.store import Bm25Arrays, FileEntry, StoreData
 from cce_core.sync import artifact_limits as limits
 from cce_core.sync.artifact_limits import ArtifactError, shown
+from cce_core.sync.codec import (
+    U64_LIMIT,
+    as_unsigned,
+    check_checksum,
+    dumps_canonical,
+    embedding_bytes,
+    encode_embedding_bytes,
+    joined_lines,
+    manifest_line,
+    may_hold_surrogate_escape,
+    not_utf8_error,
+    parse_json_line,
+    stream_checksum,
+    stream_lines,
+    utf8_text,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from cce_core.hookspecs import Embedder
@@ -71,8 +81,6 @@ EDGE_TYPE = "import"
 PULLED_FILE_SHA256 = ""
 PULLED_SOURCE = "sync-pull"
 
-_U64_LIMIT = 1 << 64
-
 __all__ = ["ArtifactError", "ArtifactRequest", "artifact_to_store", "build_artifact", "check_head", "export_artifact",
            "import_artifact"]
 
@@ -88,35 +96,6 @@ class ArtifactRequest:
 def plain(text: str) -> str:
     """``text`` as it is when it prints as one short line, else quoted and escaped (:func:`shown`)."""
     return text if len(text) <= 200 and text.isprintable() else shown(text)
-
-
-# -- embeddings --------------------------------------------------------------
-
-
-def encode_embedding(vector: Sequence[float]) -> str:
-    """Standard base64 (padded) of the little-endian float64 bytes of ``vector``; ``[]`` gives ``""``."""
-    return base64.b64encode(struct.pack(f"<{len(vector)}d", *vector)).decode("ascii")
-
-
-def _embedding_bytes(text: str) -> bytes:
-    """The raw little-endian float64 bytes a base64 embedding stands for, strictly checked."""
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ArtifactError(f"bad embedding base64: {exc}") from None
-    # The reference's decoder also refuses non-zero bits in the last symbol and any
-    # other spelling that is not the one its encoder writes; re-encoding finds those.
-    if base64.b64encode(raw).decode("ascii") != text:
-        raise ArtifactError("bad embedding base64: not the canonical padded encoding")
-    if len(raw) % 8:
-        raise ArtifactError(f"embedding byte length {len(raw)} is not a multiple of 8")
-    return raw
-
-
-def decode_embedding(text: str) -> list[float]:
-    """The vector ``encode_embedding`` made; refuses bad base64 and a length that is not whole float64s."""
-    raw = _embedding_bytes(text)
-    return list(struct.unpack(f"<{len(raw) // 8}d", raw))
 
 
 # -- the artifact ------------------------------------------------------------
@@ -168,7 +147,7 @@ class Artifact:
     def _body(self) -> bytes:
         """Every line after the manifest: the chunks, then the graph."""
         lines = [_chunk_line(c, e) for c, e in zip(self.chunks, self.embeddings, strict=True)]
-        return "".join(line + "\n" for line in lines).encode("utf-8") + self.graph_line() + b"\n"
+        return joined_lines(lines) + self.graph_line() + b"\n"
 
     def graph_line(self) -> bytes:
         """The graph line (without its LF): resolved edges, then one node per manifest file."""
@@ -176,34 +155,22 @@ class Artifact:
             "edges": [{"source": s, "target": t, "type": EDGE_TYPE} for s, t in self.edges],
             "nodes": [{"id": path} for path in sorted(self.manifest.file_tokens)],
         }
-        return _dumps(graph).encode("utf-8")
-
-    def _manifest_line(self, checksum: str) -> bytes:
-        return (_dumps(self.manifest.as_json(checksum)) + "\n").encode("utf-8")
+        return dumps_canonical(graph).encode("utf-8")
 
     def computed_checksum(self) -> str:
         """SHA-256 (lowercase hex) of the stream rendered with an empty ``checksum``."""
-        digest = hashlib.sha256(self._manifest_line(""))
-        digest.update(self._body)
-        return digest.hexdigest()
+        return stream_checksum(self.manifest.as_json(""), self._body)
 
     def to_bytes(self) -> bytes:
         """The artifact's bytes, with the manifest's checksum on line 1."""
-        return self._manifest_line(self.manifest.checksum) + self._body
-
-
-def _dumps(value: Any) -> str:
-    # Compact, sorted keys, non-ASCII kept raw: serde_json's `to_string` of a BTreeMap-backed
-    # value. With ensure_ascii off both escape exactly `"`, `\` and C0 controls (\b \f \n \r \t
-    # short, the rest \u00XX lowercase); neither escapes `/`, DEL or U+2028/U+2029.
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return manifest_line(self.manifest.as_json(self.manifest.checksum)) + self._body
 
 
 def _chunk_line(c: Chunk, embedding: bytes) -> str:
-    return _dumps({
+    return dumps_canonical({
         "chunk_type": c.chunk_type,
         "content": c.content,
-        "embedding": base64.b64encode(embedding).decode("ascii"),
+        "embedding": encode_embedding_bytes(embedding),
         "end_line": c.end_line,
         "file_path": c.file_path,
         "id": c.chunk_id,
@@ -285,62 +252,13 @@ def _with_checksum(artifact: Artifact, checksum: str) -> Artifact:
 
 # -- import ------------------------------------------------------------------
 
-# A \uD800-\uDFFF escape: Python's parser accepts a lone one, the reference's refuses it.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
-_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89abcdefABCDEF]")
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"number out of range: {text}")
-    return value
-
-
-def _json_int(text: str) -> int | float:
-    # The reference's parser reads `-0` as the float -0.0, which no integer field accepts.
-    return -0.0 if text == "-0" else int(text)
-
-
-def _has_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return any("\ud800" <= ch <= "\udfff" for ch in value)
-    if isinstance(value, list):
-        return any(_has_surrogate(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
-    return False
-
-
-def _parse_json(line: str, what: str) -> Any:
-    """One line as JSON, read as the reference's parser reads it (no NaN, ±1e400 or lone surrogates)."""
-    try:
-        value = json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_json_int)
-    except (ValueError, RecursionError) as exc:
-        raise ArtifactError(f"bad {what} JSON: {exc}") from None
-    if _SURROGATE_ESCAPE.search(line) and _has_surrogate(value):
-        raise ArtifactError(f"bad {what} JSON: unpaired surrogate escape")
-    return value
-
-
 def _get(value: Any, key: str) -> Any:
     return value.get(key) if isinstance(value, dict) else None
 
 
-def _unsigned(value: Any) -> int | None:
-    """``value`` if it is a JSON integer in u64 range (not a bool, not ``3.0``, not negative)."""
-    if type(value) is int and 0 <= value < _U64_LIMIT:
-        return value
-    return None
-
-
 def _parse_manifest(line: str) -> Manifest:
-    v = _parse_json(line, "manifest")
-    chunk_count = _unsigned(_get(v, "chunk_count"))
+    v = parse_json_line(line, "manifest")
+    chunk_count = as_unsigned(_get(v, "chunk_count"))
     if chunk_count is None:
         raise ArtifactError("manifest missing integer field `chunk_count`")
     tokens_obj = _get(v, "file_tokens")
@@ -348,7 +266,7 @@ def _parse_manifest(line: str) -> Manifest:
         raise ArtifactError("manifest missing object `file_tokens`")
     file_tokens: dict[str, int] = {}
     for path in sorted(tokens_obj):
-        count = _unsigned(tokens_obj[path])
+        count = as_unsigned(tokens_obj[path])
         if count is None:
             raise ArtifactError(f"file_tokens[{plain(path)}] is not an integer")
         file_tokens[path] = count
@@ -385,7 +303,7 @@ def _check_manifest(m: Manifest, request: ArtifactRequest | None, *, where: str 
 
 
 def _parse_chunk(line: str) -> tuple[Chunk, bytes]:
-    return _chunk_from(_parse_json(line, "chunk"))
+    return _chunk_from(parse_json_line(line, "chunk"))
 
 
 def _chunk_from(v: Any) -> tuple[Chunk, bytes]:
@@ -400,7 +318,7 @@ def _chunk_from(v: Any) -> tuple[Chunk, bytes]:
         return found
 
     def number(key: str) -> int:
-        found = _unsigned(v.get(key))
+        found = as_unsigned(v.get(key))
         if found is None:
             raise ArtifactError(f"chunk missing integer field `{key}`")
         return found
@@ -408,7 +326,7 @@ def _chunk_from(v: Any) -> tuple[Chunk, bytes]:
     encoded = text("embedding")
     named = v.get("id")
     limits.check_embedding_text(encoded, plain(named) if isinstance(named, str) else "?")
-    embedding = _embedding_bytes(encoded)
+    embedding = embedding_bytes(encoded)
     chunk = Chunk(chunk_id=text("id"), file_path=text("file_path"), start_line=number("start_line"),
                   end_line=number("end_line"), chunk_type=text("chunk_type"), kind=text("kind"),
                   language=text("language"), content=text("content"), token_count=number("token_count"))
@@ -429,7 +347,7 @@ def _quick_chunk(v: Any) -> tuple[Chunk, bytes] | None:
     except (KeyError, TypeError):
         return None
     if not (type(start) is int and type(end) is int and type(tokens) is int
-            and 0 <= start < _U64_LIMIT and 0 <= end < _U64_LIMIT and 0 <= tokens < _U64_LIMIT):
+            and 0 <= start < U64_LIMIT and 0 <= end < U64_LIMIT and 0 <= tokens < U64_LIMIT):
         return None
     text = v["embedding"]
     if len(text) > limits.MAX_EMBEDDING_CHARS:
@@ -448,18 +366,6 @@ def _quick_chunk(v: Any) -> tuple[Chunk, bytes] | None:
                  token_count=tokens), raw
 
 
-def _utf8(whole: bytes, part: bytes) -> str:
-    """``part`` of the artifact ``whole`` as text; invalid UTF-8 is reported at its place in the whole stream."""
-    try:
-        return part.decode("utf-8")
-    except UnicodeDecodeError:
-        try:
-            whole.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _not_utf8(exc) from None
-        raise  # unreachable: a part of valid UTF-8 split at LF bytes is valid UTF-8
-
-
 def _parse_chunks(lines: list[bytes], *, hashed: bool, body: bytes = b"",
                   whole: bytes = b"") -> tuple[list[tuple[Chunk, bytes]], bool]:
     """Every chunk line (UTF-8 bytes), parsed, and whether every line is its own canonical rendering.
@@ -476,7 +382,7 @@ def _parse_chunks(lines: list[bytes], *, hashed: bool, body: bytes = b"",
     unexpected type) goes line by line through the standard parser, which
     names the first bad line exactly, and is reported as not proven canonical.
     """
-    if hashed and lines and not _SURROGATE_ESCAPE_BYTES.search(body):
+    if hashed and lines and not may_hold_surrogate_escape(body):
         try:
             values = orjson.loads(b"[" + body.replace(b"\n", b",") + b"]")
         except orjson.JSONDecodeError:
@@ -489,7 +395,7 @@ def _parse_chunks(lines: list[bytes], *, hashed: bool, body: bytes = b"",
                 canonical = all(len(v) == _CHUNK_FIELD_COUNT and orjson.dumps(v, option=orjson.OPT_SORT_KEYS) == line
                                 for v, line in zip(values, lines, strict=True))
                 return out, canonical  # type: ignore[return-value]  # no None, checked above
-    return [_parse_chunk(_utf8(whole or line, line)) for line in lines], False
+    return [_parse_chunk(utf8_text(whole or line, line)) for line in lines], False
 
 
 def _check_chunks(m: Manifest, chunks: Sequence[Chunk], embeddings: Sequence[bytes]) -> None:
@@ -546,7 +452,7 @@ def _parse_graph(line: str, files: dict[str, int]) -> list[tuple[str, str]]:
     file of the same name. The ``nodes`` list is not read: nodes are the
     manifest's files.
     """
-    edges = _get(_parse_json(line, "graph"), "edges")
+    edges = _get(parse_json_line(line, "graph"), "edges")
     if not isinstance(edges, list):
         raise ArtifactError("graph missing array `edges`")
     out: list[tuple[str, str]] = []
@@ -565,7 +471,7 @@ def _parse_graph(line: str, files: dict[str, int]) -> list[tuple[str, str]]:
             raise ArtifactError(f"{named} points at itself")
         kind = _get(edge, "type")
         if kind != EDGE_TYPE:
-            raise ArtifactError(f"{named} has type `{plain(kind) if isinstance(kind, str) else _dumps(kind)}`")
+            raise ArtifactError(f"{named} has type `{plain(kind) if isinstance(kind, str) else dumps_canonical(kind)}`")
     if any(a >= b for a, b in itertools.pairwise(out)):
         raise ArtifactError("graph edges are not sorted and unique")
     return out
@@ -577,14 +483,6 @@ def _imports_of(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
     for source, target in edges:
         imports.setdefault(source, []).append(_stem(target))
     return imports
-
-
-def _not_utf8(exc: UnicodeDecodeError) -> ArtifactError:
-    if exc.reason == "unexpected end of data":
-        detail = f"incomplete utf-8 byte sequence from index {exc.start}"
-    else:
-        detail = f"invalid utf-8 sequence of {exc.end - exc.start} bytes from index {exc.start}"
-    return ArtifactError(f"artifact is not UTF-8: {detail}")
 
 
 def import_artifact(raw: bytes, request: ArtifactRequest | None = None) -> Artifact:
@@ -610,7 +508,7 @@ def _utf8_named_first(raw: bytes) -> Iterator[None]:
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise _not_utf8(exc) from None
+            raise not_utf8_error(exc) from None
         raise
 
 
@@ -625,18 +523,13 @@ def check_head(raw: bytes, request: ArtifactRequest | None = None) -> None:
 
 
 def _head(raw: bytes, request: ArtifactRequest | None) -> tuple[list[bytes], Manifest]:
-    # LF only: JSON leaves U+2028, U+0085 and the like raw inside strings, and
-    # splitlines() would cut a line there. Split as bytes: a 20 MB artifact is
-    # split many times faster than its decoded text. Every part is decoded
-    # strictly as it is used, so the whole stream is checked to be UTF-8 once.
-    lines = raw.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
+    # Every part is decoded strictly as it is used, so the whole stream is checked to be UTF-8 once.
+    lines = stream_lines(raw)
     if len(lines) < 2:
         raise ArtifactError("artifact too short: need at least a manifest and a graph line")
     # A line longer than any field of its kind can make is refused by its length, before it is parsed.
     limits.check_line_lengths([len(line) for line in lines])
-    manifest = _parse_manifest(_utf8(raw, lines[0]))
+    manifest = _parse_manifest(utf8_text(raw, lines[0]))
     n = manifest.chunk_count
     if len(lines) != n + 2:
         raise ArtifactError(f"artifact line count {len(lines)} does not match chunk_count {n} (expected {n + 2})")
@@ -653,13 +546,11 @@ def _import(raw: bytes, request: ArtifactRequest | None) -> Artifact:
     # rendering again. Anything else (other spacing, CRLF, extra keys) is rendered again below,
     # as the reference does; both paths give exactly the same verdicts.
     first = len(lines[0]) + 1
-    as_sent = hashlib.sha256((_dumps(manifest.as_json("")) + "\n").encode("utf-8"))
-    as_sent.update(raw[first:])
-    hashed = as_sent.hexdigest() == manifest.checksum
+    hashed = stream_checksum(manifest.as_json(""), raw[first:]) == manifest.checksum
     chunk_lines = lines[1 : n + 1]
     # The chunk lines as one slice: from after line 1 to before the graph line.
     body = raw[first : first + sum(map(len, chunk_lines)) + len(chunk_lines) - 1] if chunk_lines else b""
-    graph_line = _utf8(raw, lines[n + 1])
+    graph_line = utf8_text(raw, lines[n + 1])
     parsed, lines_canonical = _parse_chunks(chunk_lines, hashed=hashed, body=body, whole=raw)
     chunks, embeddings = [c for c, _ in parsed], [e for _, e in parsed]
     _check_chunks(manifest, chunks, embeddings)
@@ -667,9 +558,7 @@ def _import(raw: bytes, request: ArtifactRequest | None) -> Artifact:
     artifact = Artifact(manifest, chunks, embeddings, _imports_of(edges), edges)
     if hashed and lines_canonical and artifact.graph_line() == lines[n + 1]:
         return artifact
-    recomputed = artifact.computed_checksum()
-    if recomputed != manifest.checksum:
-        raise ArtifactError(f"checksum mismatch: manifest says {manifest.checksum}, recomputed {recomputed}")
+    check_checksum(manifest.checksum, artifact.computed_checksum())
     return artifact
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.git_facts import git_text, run_git
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
 from cce_core.sync.settings import KnowledgeSyncSettings, SyncSettings, cce_home
 
@@ -139,49 +140,44 @@ def member_repo_id(base_repo_id: str, member_name: str) -> str:
 # --------------------------------------------------------------------------- remote keys
 
 
-def repo_prefix(repo_id: str) -> str:
-    return f"{CODE_KEY_ROOT}/{repo_id}"
+@dataclass(frozen=True)
+class KeySpace:
+    """One namespace of the remote, ``<root>/<owner>/…``, the owner a repo id or a corpus id.
+
+    Code and knowledge are laid out alike: an owner's prefix holds its
+    artifacts, each at its content address ``<version><suffix>`` (a commit sha,
+    a snapshot), beside a few small named files (pointers, manifests).
+    """
+
+    root: str
+    artifact_suffix: str
+
+    def prefix(self, owner: str) -> str:
+        return f"{self.root}/{owner}"
+
+    def artifact(self, owner: str, version: str) -> str:
+        """Where the artifact of ``owner`` at ``version`` lives."""
+        return f"{self.prefix(owner)}/{version}{self.artifact_suffix}"
+
+    def file(self, owner: str, *names: str) -> str:
+        """A named file (or directory) under ``owner``'s prefix, such as ``file(owner, CURRENT_FILE)``."""
+        return "/".join((self.prefix(owner), *names))
 
 
-def code_artifact_key(repo_id: str, sha: str) -> str:
-    """Where the artifact of ``repo_id`` at commit ``sha`` lives (its content address)."""
-    return f"{repo_prefix(repo_id)}/{sha}.cce"
-
-
-def refs_prefix(repo_id: str) -> str:
-    return f"{repo_prefix(repo_id)}/refs"
+CODE_KEYS = KeySpace(CODE_KEY_ROOT, ".cce")
+KNOWLEDGE_KEYS = KeySpace(KNOWLEDGE_KEY_ROOT, ".cck")
+# The named files beside the artifacts.
+REFS_DIR = "refs"  # refs/<branch>: the pointer naming the latest sha pushed from that branch (see ref_key)
+WORKSPACE_MANIFEST_FILE = "workspace.yml"  # what `push --workspace` publishes, beside its members' prefixes
+WORKSPACE_GRAPH_FILE = "workspace-graph.json"
+CURRENT_FILE = "current"  # the pointer naming a corpus's active snapshot
+# The small file that carries what the reproducible knowledge artifact must not (``pushed_at``).
+CORPUS_META_FILE = "corpus.json"
 
 
 def ref_key(repo_id: str, branch: str) -> str:
-    """The pointer file naming the latest sha pushed from ``branch``."""
-    return f"{refs_prefix(repo_id)}/{sanitize_id(branch)}"
-
-
-def workspace_manifest_key(base_repo_id: str) -> str:
-    """Where ``push --workspace`` publishes ``workspace.yml``, beside its members' prefixes."""
-    return f"{repo_prefix(base_repo_id)}/workspace.yml"
-
-
-def workspace_graph_key(base_repo_id: str) -> str:
-    return f"{repo_prefix(base_repo_id)}/workspace-graph.json"
-
-
-def knowledge_prefix(corpus_id: str) -> str:
-    return f"{KNOWLEDGE_KEY_ROOT}/{corpus_id}"
-
-
-def knowledge_artifact_key(corpus_id: str, snapshot: str) -> str:
-    return f"{knowledge_prefix(corpus_id)}/{snapshot}.cck"
-
-
-def knowledge_current_key(corpus_id: str) -> str:
-    """The pointer file naming a corpus's active snapshot."""
-    return f"{knowledge_prefix(corpus_id)}/current"
-
-
-def knowledge_meta_key(corpus_id: str) -> str:
-    """The small ``corpus.json`` that carries what the reproducible artifact must not (``pushed_at``)."""
-    return f"{knowledge_prefix(corpus_id)}/corpus.json"
+    """The pointer file naming the latest sha pushed from ``branch`` (sanitized: a branch may hold a ``/``)."""
+    return CODE_KEYS.file(repo_id, REFS_DIR, sanitize_id(branch))
 
 
 # --------------------------------------------------------------------------- working clone
@@ -206,36 +202,13 @@ def working_clone_dir(url: str) -> Path:
 # --------------------------------------------------------------------------- git facts
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
-    """Run ``git -C root ...``; None when git cannot be started at all."""
-    try:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, stdin=subprocess.DEVNULL,
-                              check=False)
-    except OSError:
-        return None
-
-
-def _git_text(root: Path, *args: str) -> str | None:
-    """Trimmed stdout of a git command that succeeded, else None; empty output counts as None."""
-    proc = _git(root, *args)
-    if proc is None or proc.returncode != 0:
-        return None
-    text = proc.stdout.decode("utf-8", errors="replace").strip()
-    return text or None
-
-
 def origin_url(root: Path) -> str | None:
-    return _git_text(root, "config", "--get", "remote.origin.url")
-
-
-def head_sha(root: Path) -> str | None:
-    """HEAD's commit sha; None outside a git checkout or before the first commit."""
-    return _git_text(root, "rev-parse", "HEAD")
+    return git_text(root, "config", "--get", "remote.origin.url")
 
 
 def current_branch(root: Path) -> str | None:
     """The checked-out branch (also before the first commit); None when HEAD is detached."""
-    return _git_text(root, "symbolic-ref", "--short", "HEAD")
+    return git_text(root, "symbolic-ref", "--short", "HEAD")
 
 
 def branch_or_default(root: Path) -> str:
@@ -267,7 +240,7 @@ def resolve_commit(root: Path, rev: str) -> str | None:
     """The full sha of the commit ``rev`` names, or None (also for anything shaped like an option)."""
     if rev.startswith("-"):
         return None
-    return _git_text(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    return git_text(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
 
 
 def _is_store_path(path: bytes) -> bool:
@@ -285,7 +258,7 @@ def is_dirty(root: Path) -> bool:
     or a rename, is read exactly; a rename is dirty when either side is outside
     a store.
     """
-    proc = _git(root, "status", "--porcelain", "-z", "--untracked-files=all")
+    proc = run_git(root, "status", "--porcelain", "-z", "--untracked-files=all")
     if proc is None or proc.returncode != 0:
         return True
     fields = proc.stdout.split(b"\0")

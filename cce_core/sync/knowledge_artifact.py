@@ -27,8 +27,6 @@ nothing about git, remotes, store files on disk or the CLI.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import math
 import struct
 from collections.abc import Callable, Iterable, Mapping
@@ -38,13 +36,21 @@ from typing import Any
 
 from cce_core.knowledge.store import KnowledgeChunk, KnowledgeStore
 from cce_core.sync import artifact_limits as limits
-from cce_core.sync.artifact import (
-    ArtifactError,
-    _dumps,
-    _embedding_bytes,
-    _not_utf8,
-    _parse_json,
-    _unsigned,
+from cce_core.sync.artifact_limits import ArtifactError
+from cce_core.sync.codec import (
+    as_unsigned,
+    check_checksum,
+    dumps_canonical,
+    embedding_bytes,
+    encode_embedding_bytes,
+    float64_bytes,
+    float64s,
+    joined_lines,
+    manifest_line,
+    parse_json_line,
+    stream_checksum,
+    stream_lines,
+    utf8_text,
 )
 
 # A chunk's fields in the store's declaration order (the order a store file
@@ -100,18 +106,17 @@ class KnowledgeArtifact:
 
     @cached_property
     def _body(self) -> bytes:
-        lines = [_dumps({**c, "embedding": encode_embedding_bytes(e)})
-                 for c, e in zip(self.chunks, self.embeddings, strict=True)]
-        return "".join(line + "\n" for line in lines).encode("utf-8")
+        return joined_lines(dumps_canonical({**c, "embedding": encode_embedding_bytes(e)})
+                            for c, e in zip(self.chunks, self.embeddings, strict=True))
 
     def render(self, checksum: str | None = None) -> bytes:
         """The stream with ``checksum`` on line 1 (default: the manifest's own)."""
         stamp = self.manifest.checksum if checksum is None else checksum
-        return (_dumps(self.manifest.as_json(stamp)) + "\n").encode("utf-8") + self._body
+        return manifest_line(self.manifest.as_json(stamp)) + self._body
 
     def computed_checksum(self) -> str:
         """SHA-256 (lowercase hex) of the stream rendered with an empty ``checksum``."""
-        return hashlib.sha256(self.render("")).hexdigest()
+        return stream_checksum(self.manifest.as_json(""), self._body)
 
     def to_bytes(self) -> bytes:
         return self.render()
@@ -121,14 +126,9 @@ class KnowledgeArtifact:
 
         Its bytes are identical to those of the store that was exported.
         """
-        chunks = [KnowledgeChunk(**c, embedding=list(struct.unpack(f"<{len(raw) // 8}d", raw)))
+        chunks = [KnowledgeChunk(**c, embedding=float64s(raw))
                   for c, raw in zip(self.chunks, self.embeddings, strict=True)]
         return KnowledgeStore(self.manifest.contract, self.manifest.snapshot, self.manifest.records, chunks)
-
-
-def encode_embedding_bytes(raw: bytes) -> str:
-    """The artifact spelling of a vector already held as little-endian float64 bytes."""
-    return base64.b64encode(raw).decode("ascii")
 
 
 def data_as_of(stamps: Iterable[str | None]) -> str | None:
@@ -170,7 +170,8 @@ def export_knowledge(store: KnowledgeStore | Mapping[str, Any], corpus_id: str) 
     raw_chunks = store.get("chunks")
     if not isinstance(schema, str) or not isinstance(snapshot, str):
         raise _store_problem("`schema` and `snapshot` must be strings")
-    if _unsigned(records) is None:
+    record_count = as_unsigned(records)
+    if record_count is None:
         raise _store_problem("`records` must be a non-negative integer")
     if not isinstance(raw_chunks, list):
         raise _store_problem("`chunks` must be a list")
@@ -183,10 +184,10 @@ def export_knowledge(store: KnowledgeStore | Mapping[str, Any], corpus_id: str) 
             raise _store_problem(f"chunk {index} has a non-finite embedding value")
     chunks = [fields for fields, _vector in parsed]
     try:
-        embeddings = [struct.pack(f"<{len(v)}d", *v) for _fields, v in parsed]
+        embeddings = [float64_bytes(v) for _fields, v in parsed]
     except (struct.error, OverflowError) as exc:
         raise _store_problem(f"an embedding value is out of range ({exc})") from None
-    manifest = KnowledgeManifest(contract=schema, corpus_id=corpus_id, snapshot=snapshot, records=records,
+    manifest = KnowledgeManifest(contract=schema, corpus_id=corpus_id, snapshot=snapshot, records=record_count,
                                  chunk_count=len(chunks), data_as_of=data_as_of(c["updated_at"] for c in chunks))
     artifact = KnowledgeArtifact(manifest, chunks, embeddings)
     try:
@@ -209,7 +210,7 @@ def _stamped(artifact: KnowledgeArtifact, checksum: str) -> KnowledgeArtifact:
 # What each kind of field accepts; a field that is absent is missing whatever its kind.
 _ACCEPTS: dict[str, Callable[[Any], bool]] = {
     "string": lambda x: isinstance(x, str),
-    "integer": lambda x: _unsigned(x) is not None,
+    "integer": lambda x: as_unsigned(x) is not None,
     "nullable string": lambda x: x is None or isinstance(x, str),
     "array": lambda x: isinstance(x, list),
 }
@@ -225,7 +226,7 @@ def _required(v: Any, key: str, where: str, kind: str) -> Any:
 
 
 def _parse_manifest(line: str) -> KnowledgeManifest:
-    v = _parse_json(line, "manifest")
+    v = parse_json_line(line, "manifest")
     # Checked in the reference's order, so the first problem named is the same.
     as_of = _required(v, "data_as_of", "manifest", "nullable string")
     found = {key: _required(v, key, "manifest", kind) for key, kind in (
@@ -236,8 +237,8 @@ def _parse_manifest(line: str) -> KnowledgeManifest:
 
 def _chunk_from(v: Any) -> tuple[dict[str, Any], bytes]:
     """A chunk line's fields, checked in the reference's order (the vector first)."""
-    raw = _embedding_bytes(_required(v, "embedding", "chunk", "string"))
-    if any(not math.isfinite(x) for x in struct.unpack(f"<{len(raw) // 8}d", raw)):
+    raw = embedding_bytes(_required(v, "embedding", "chunk", "string"))
+    if any(not math.isfinite(x) for x in float64s(raw)):
         raise ArtifactError("chunk embedding holds a non-finite value")
     fields = {name: _required(v, name, "chunk", _CHUNK_KINDS[name]) for name in CHUNK_FIELDS[:-1]}
     for name in _LISTS:
@@ -255,27 +256,16 @@ def import_knowledge(raw: bytes) -> KnowledgeArtifact:
     """
     # A line longer than any field can make is refused by its length, before it is decoded or parsed
     # (the chunk lines' limits are the code artifact's; there is no graph line).
-    lengths = [len(line) for line in raw.split(b"\n")]
-    if lengths[-1] == 0:
-        lengths.pop()
-    limits.check_line_lengths(lengths, graph=False)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _not_utf8(exc) from None
-    # LF only: JSON leaves U+2028 and the like raw inside strings.
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
+    raw_lines = stream_lines(raw)
+    limits.check_line_lengths([len(line) for line in raw_lines], graph=False)
+    lines = [utf8_text(raw, line) for line in raw_lines]
     if not lines:
         raise ArtifactError("artifact too short: need at least a manifest line")
     manifest = _parse_manifest(lines[0])
     n = manifest.chunk_count
     if len(lines) != n + 1:
         raise ArtifactError(f"artifact line count {len(lines)} does not match chunk_count {n} (expected {n + 1})")
-    parsed = [_chunk_from(_parse_json(line, "chunk")) for line in lines[1:]]
+    parsed = [_chunk_from(parse_json_line(line, "chunk")) for line in lines[1:]]
     artifact = KnowledgeArtifact(manifest, [f for f, _ in parsed], [e for _, e in parsed])
-    recomputed = artifact.computed_checksum()
-    if recomputed != manifest.checksum:
-        raise ArtifactError(f"checksum mismatch: manifest says {manifest.checksum}, recomputed {recomputed}")
+    check_checksum(manifest.checksum, artifact.computed_checksum())
     return artifact

@@ -39,6 +39,8 @@ from typing import Any
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
 from cce_core.knowledge.store import (
+    KNOWLEDGE_DIR_NAME,
+    STORE_DIR,
     KnowledgeStore,
     KnowledgeStoreMissing,
     install_store,
@@ -50,16 +52,15 @@ from cce_core.knowledge.store import (
 from cce_core.sync.artifact import ArtifactError
 from cce_core.sync.artifact_limits import MAX_POINTER_BYTES, LineGuard
 from cce_core.sync.identity import (
+    CORPUS_META_FILE,
+    CURRENT_FILE,
     KNOWLEDGE_KEY_ROOT,
-    knowledge_artifact_key,
-    knowledge_current_key,
-    knowledge_meta_key,
-    knowledge_prefix,
+    KNOWLEDGE_KEYS,
     resolve_corpus_id,
     working_clone_dir,
 )
 from cce_core.sync.knowledge_artifact import KnowledgeArtifact, data_as_of, export_knowledge, import_knowledge
-from cce_core.sync.markers import InstallMarker, read_marker, read_marker_strict
+from cce_core.sync.markers import InstallMarker, MarkerFile, check_installed_bytes
 from cce_core.sync.remote import KNOWLEDGE_LFS_PATTERN, BlobTooLarge, GitRemote
 from cce_core.sync.settings import (
     KnowledgeSyncSettings,
@@ -94,33 +95,16 @@ class KnowledgeMarker(InstallMarker):
 
     corpus_id: str
     snapshot: str
-    checksum: str
-    installed_sha256: str | None = None
 
 
-def marker_path(root: Path) -> Path:
-    return knowledge_dir(root) / MARKER_FILE
+# The pull guard (reference #123) refuses to replace the active corpus with another one without --force.
+KNOWLEDGE_MARKER = MarkerFile(KnowledgeMarker, (STORE_DIR, KNOWLEDGE_DIR_NAME, MARKER_FILE),
+                              name="knowledge sync marker", records="which corpus is active")
 
 
 def shown(root: Path, path: Path) -> str:
     """``path`` (under ``root``) as the user named the root: ``./.cce/knowledge/…`` for ``--dir .``."""
     return os.path.join(str(root), os.path.relpath(path, root))
-
-
-def load_marker(root: Path) -> KnowledgeMarker | None:
-    """The marker, or None when absent or unreadable (for reports, where "unknown" is fine)."""
-    return read_marker(KnowledgeMarker, marker_path(root))
-
-
-def load_marker_strict(root: Path) -> KnowledgeMarker | None:
-    """The marker for the pull guard: absent is None, but a damaged one is an error (reference #123).
-
-    Read as "never pulled", a corrupt marker would let a pull replace the
-    active corpus with another one without ``--force``.
-    """
-    path = marker_path(root)
-    return read_marker_strict(KnowledgeMarker, path, name="knowledge sync marker", records="which corpus is active",
-                              shown=shown(root, path))
 
 
 # --------------------------------------------------------------------------- the remote
@@ -146,7 +130,7 @@ def fetch_artifact(remote: GitRemote, corpus_id: str, snapshot: str) -> Knowledg
     filed under another corpus or snapshot would otherwise install under the
     wrong name.
     """
-    key = knowledge_artifact_key(corpus_id, snapshot)
+    key = KNOWLEDGE_KEYS.artifact(corpus_id, snapshot)
     raw = remote.get(key, guard=LineGuard)
     try:
         artifact = import_knowledge(raw)
@@ -163,7 +147,7 @@ def read_current(remote: GitRemote, corpus_id: str) -> str | None:
 
     Read only up to :data:`MAX_POINTER_BYTES`: a pointer holds one snapshot id.
     """
-    key = knowledge_current_key(corpus_id)
+    key = KNOWLEDGE_KEYS.file(corpus_id, CURRENT_FILE)
     try:
         return remote.read_text(key, max_bytes=MAX_POINTER_BYTES) or None
     except BlobTooLarge:
@@ -306,7 +290,7 @@ def confine_to_corpus(keys: Sequence[str], corpus_id: str) -> None:
     for key in keys:
         parts = key.split("/")
         if parts[: len(root) + 1] != [*root, corpus_id] or len(parts) < len(root) + 2:
-            raise CceError(f"retention refused: key `{key}` is not confined to `{knowledge_prefix(corpus_id)}/` — "
+            raise CceError(f"retention refused: key `{key}` is not confined to `{KNOWLEDGE_KEYS.prefix(corpus_id)}/` — "
                            "refusing to prune outside the corpus namespace")
 
 
@@ -318,11 +302,11 @@ def apply_retention(remote: GitRemote, corpus_id: str, current: str, retention: 
     """
     if retention.keep_last is None:
         return []
-    prefix = knowledge_prefix(corpus_id)
+    prefix = KNOWLEDGE_KEYS.prefix(corpus_id)
     keys = remote.list_keys(prefix, ".cck")
     position = {key: i for i, key in enumerate(remote.first_added_order(prefix))}
     ordered = sorted(keys, key=lambda k: (position.get(k, len(position)), k))
-    current_key = knowledge_artifact_key(corpus_id, current)
+    current_key = KNOWLEDGE_KEYS.artifact(corpus_id, current)
     doomed = [k for k in ordered[: max(0, len(ordered) - retention.keep_last)] if k != current_key]
     confine_to_corpus(doomed, corpus_id)
     remote.remove_many(doomed, f"cce knowledge sync: retention prune ({corpus_id})")
@@ -357,11 +341,13 @@ def push(root: Path, *, corpus: str | None = None, remote_url: str | None = None
             return report
     if sync.lfs:
         remote.ensure_lfs(KNOWLEDGE_LFS_PATTERN)
-    key = knowledge_artifact_key(corpus_id, store.snapshot)
+    key = KNOWLEDGE_KEYS.artifact(corpus_id, store.snapshot)
     pushed_at = clock()
     # Artifact, pointer and metadata in one commit: nobody sees a pointer without its snapshot.
-    remote.put_many([(key, artifact.to_bytes()), (knowledge_current_key(corpus_id), f"{store.snapshot}\n".encode()),
-                     (knowledge_meta_key(corpus_id), corpus_meta_json(artifact, pushed_at).encode("utf-8"))])
+    remote.put_many([(key, artifact.to_bytes()),
+                     (KNOWLEDGE_KEYS.file(corpus_id, CURRENT_FILE), f"{store.snapshot}\n".encode()),
+                     (KNOWLEDGE_KEYS.file(corpus_id, CORPUS_META_FILE),
+                      corpus_meta_json(artifact, pushed_at).encode("utf-8"))])
     m = artifact.manifest
     out = (f"Pushed corpus {corpus_id}@{store.snapshot}\n  key        : {key}\n  checksum   : {m.checksum}\n"
            f"  records    : {m.records} · chunks : {m.chunk_count}\n  data as-of : {m.data_as_of or '-'}\n"
@@ -394,7 +380,8 @@ def install(root: Path, artifact: KnowledgeArtifact) -> Path:
     except OSError as exc:
         raise CceError(f"could not write the knowledge store under {root}: {exc}") from exc
     try:
-        atomic_write(marker_path(root), KnowledgeMarker(m.corpus_id, m.snapshot, m.checksum, installed).to_bytes())
+        marker = KnowledgeMarker(m.corpus_id, m.snapshot, checksum=m.checksum, installed_sha256=installed)
+        atomic_write(KNOWLEDGE_MARKER.path(root), marker.to_bytes())
     except OSError as exc:
         raise CceError(f"could not write the knowledge sync marker: {exc}") from exc
     try:
@@ -417,7 +404,7 @@ def pull(root: Path, *, corpus: str | None = None, snapshot: str | None = None, 
                            f"(`cce knowledge push --corpus {corpus_id}`)")
     validate_snapshot(snapshot)  # it names a key and a file: never a path
     if not force:
-        marker = load_marker_strict(root)
+        marker = KNOWLEDGE_MARKER.load_strict(root, shown=shown(root, KNOWLEDGE_MARKER.path(root)))
         if marker is not None and marker.corpus_id != corpus_id:
             raise CceError(f"the local knowledge store came from corpus `{marker.corpus_id}` but you are pulling "
                            f"`{corpus_id}`. Pass --force to replace it (one active corpus per root).")
@@ -456,13 +443,13 @@ def list_corpora(remote: GitRemote) -> list[CorpusRow]:
     """Every corpus in the cache, sorted; ``corpus.json`` is display metadata, so a bad one reads as absent."""
     rows = []
     for corpus_id in remote.list_dirs(KNOWLEDGE_KEY_ROOT):
-        sizes = remote.list_sizes(knowledge_prefix(corpus_id), ".cck")
+        sizes = remote.list_sizes(KNOWLEDGE_KEYS.prefix(corpus_id), KNOWLEDGE_KEYS.artifact_suffix)
         try:
             current = read_current(remote, corpus_id)
         except CceError:
             current = None
         try:
-            meta = json.loads(remote.read_text(knowledge_meta_key(corpus_id)) or "null")
+            meta = json.loads(remote.read_text(KNOWLEDGE_KEYS.file(corpus_id, CORPUS_META_FILE)) or "null")
         except (CceError, ValueError, RecursionError):
             meta = None
         rows.append(CorpusRow(corpus_id, current, len(sizes), sum(size for _key, size in sizes),
@@ -511,14 +498,14 @@ def pull_all_step(into: Path, url: str, rows: list[CorpusRow], corpus: str | Non
                 "root — pass --corpus <id> to install one\n")
     if selected.current is None:
         return f"  warning: skipped knowledge corpus {selected.corpus_id} — no `current` pointer on the remote\n"
-    marker = load_marker(into)
+    marker = KNOWLEDGE_MARKER.load(into)
     if marker is not None and (marker.corpus_id, marker.snapshot) == (selected.corpus_id, selected.current):
         return f"  {ROW_LABEL:<16} up-to-date  {selected.corpus_id}@{selected.current}\n"
     try:
         pull(into, corpus=selected.corpus_id, remote_url=url)
     except (CceError, OSError) as exc:
         return f"  warning: skipped knowledge corpus {selected.corpus_id} — {exc}\n"
-    installed = load_marker(into)
+    installed = KNOWLEDGE_MARKER.load(into)
     snapshot = installed.snapshot if installed is not None else selected.current
     return f"  {ROW_LABEL:<16} pulled      {selected.corpus_id}@{snapshot}  → .cce/knowledge/\n"
 
@@ -554,25 +541,19 @@ def verify_checksum(root: Path) -> KnowledgeVerdict | None:
     A mismatch raises the ``verify FAILED (checksum-only)`` report. A knowledge
     corpus has no rebuild check to escalate to: the consumer lacks the feed.
     """
-    marker = load_marker(root)
+    marker = KNOWLEDGE_MARKER.load(root)
     if marker is None:
         return None
     if marker.installed_sha256 is None:
         return KnowledgeVerdict(marker, None)
-    label = f"knowledge corpus `{marker.corpus_id}` (@{marker.snapshot})"
-    repull = f"`cce knowledge pull --corpus {marker.corpus_id}`"
-    try:
-        actual = hashlib.sha256(store_path(root, marker.snapshot).read_bytes()).hexdigest()
-    except (OSError, CceError) as exc:
-        raise CceError(f"verify FAILED (checksum-only) for {label}\n  the pulled knowledge store could not be read: "
-                       f"{exc}\n  Re-pull it with {repull}.") from exc
-    if actual != marker.installed_sha256:
-        raise CceError(
-            f"verify FAILED (checksum-only) for {label}\n  expected : {marker.installed_sha256}\n"
-            f"  actual   : {actual}\n  The pulled knowledge store does not match the bytes recorded at pull time — "
-            f"corruption or local modification. Re-pull with {repull}.\n  (Checksum-only detects corruption, not a "
-            "malicious build — and a knowledge corpus has NO rebuild-verify escalation path at all: the puller lacks "
-            "the source feed. Trust stays with the pusher and the git host's access control.)")
+    snapshot = marker.snapshot
+    actual = check_installed_bytes(
+        marker.installed_sha256, lambda: store_path(root, snapshot).read_bytes(),
+        heading=f"verify FAILED (checksum-only) for knowledge corpus `{marker.corpus_id}` (@{marker.snapshot})",
+        store="knowledge store", repull=f"`cce knowledge pull --corpus {marker.corpus_id}`",
+        damage="corruption or local modification", unreadable=(OSError, CceError),
+        caveat="and a knowledge corpus has NO rebuild-verify escalation path at all: the puller lacks the source "
+               "feed. Trust stays with the pusher and the git host's access control.")
     return KnowledgeVerdict(marker, actual)
 
 
@@ -605,7 +586,7 @@ def freshness(root: Path, *, lock_timeout: float = 5.0) -> KnowledgeFreshness | 
         store = load_store(root)
     except KnowledgeStoreMissing:
         return None
-    marker = load_marker(root)
+    marker = KNOWLEDGE_MARKER.load(root)
     corpus = marker.corpus_id if marker is not None and marker.snapshot == store.snapshot else None
     settings = load_knowledge_sync_settings(root)
     wanted = marker.corpus_id if marker is not None else settings.corpus_id

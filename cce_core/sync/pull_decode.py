@@ -40,6 +40,7 @@ from cce_core.sync.artifact import (
     check_head,
     import_artifact,
 )
+from cce_core.sync.codec import stream_lines
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from cce_core.hookspecs import Embedder
@@ -61,9 +62,7 @@ def _ids_digest(ids: Sequence[str]) -> bytes:
 def _child_bm25(raw: bytes, conn: Any) -> None:
     """Forked child: BM25 of the artifact's chunk lines in store order, with the digest of their ids."""
     try:
-        lines = raw.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
+        lines = stream_lines(raw)
         values = orjson.loads(b"[" + b",".join(lines[1:-1]) + b"]")
         # The store order (artifact._chunk_order): file path, start line, id.
         values.sort(key=lambda v: (v["file_path"], v["start_line"], v["id"]))

@@ -10,7 +10,6 @@ the store last, so a failure at any step leaves the previous store in use.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.git_facts import head_sha
 from cce_core.indexing.fingerprint import file_sha256, record_fingerprint
 from cce_core.indexing.store import STORE_DIR, collect_garbage, default_store_path, load_store, save_store
 from cce_core.indexing.store_lock import store_lock
@@ -35,18 +35,16 @@ from cce_core.sync.artifact import (
 from cce_core.sync.artifact_limits import MAX_POINTER_BYTES, LineGuard, shown
 from cce_core.sync.identity import (
     CODE_KEY_ROOT,
+    CODE_KEYS,
     DEFAULT_REF,
+    REFS_DIR,
     SHA_RULE,
-    code_artifact_key,
-    head_sha,
     is_dirty,
     is_sha,
     normalize_repo_id,
     origin_url,
     push_branch,
     ref_key,
-    refs_prefix,
-    repo_prefix,
     resolve_commit,
     resolve_repo_id,
     valid_repo_id,
@@ -54,7 +52,7 @@ from cce_core.sync.identity import (
 )
 from cce_core.sync.knowledge_service import CorpusRow, list_corpora, render_corpora
 from cce_core.sync.knowledge_service import verify_checksum as verify_knowledge_checksum
-from cce_core.sync.markers import InstallMarker, read_marker, read_marker_strict
+from cce_core.sync.markers import InstallMarker, MarkerFile, check_installed_bytes
 from cce_core.sync.pull_decode import decode_to_store
 from cce_core.sync.remote import BlobTooLarge, GitRemote
 from cce_core.sync.settings import SyncSettings, load_sync_settings, save_sync_settings
@@ -85,27 +83,16 @@ class SyncMarker(InstallMarker):
 
     repo_id: str
     sha: str
-    checksum: str
-    installed_sha256: str | None = None
 
 
-def marker_path(root: Path) -> Path:
-    return Path(root) / STORE_DIR / MARKER_FILE
+# The overwrite guard refuses to replace a store pinned to another sha without --force.
+SYNC_MARKER = MarkerFile(SyncMarker, (STORE_DIR, MARKER_FILE), name="sync marker",
+                         records="which sha the local cache is pinned to")
 
 
 def load_marker(root: Path) -> SyncMarker | None:
     """The marker, or None when it is absent or unreadable (for reports, where "unknown" is fine)."""
-    return read_marker(SyncMarker, marker_path(root))
-
-
-def load_marker_strict(root: Path) -> SyncMarker | None:
-    """The marker for the overwrite guard: absent is None, but a damaged one is an error, never "absent".
-
-    Reading a corrupt marker as "never pulled" would disarm the guard and let a
-    pull replace the store at another sha without ``--force``.
-    """
-    return read_marker_strict(SyncMarker, marker_path(root), name="sync marker",
-                              records="which sha the local cache is pinned to")
+    return SYNC_MARKER.load(root)
 
 
 def forget_pull(root: Path) -> None:
@@ -115,7 +102,7 @@ def forget_pull(root: Path) -> None:
     pulled at the old sha, and arm the pull's overwrite guard for a store that
     is no longer the pulled one.
     """
-    path = marker_path(root)
+    path = SYNC_MARKER.path(root)
     try:
         path.unlink(missing_ok=True)
     except OSError as exc:
@@ -174,7 +161,7 @@ _IDS_LISTED = 10
 
 
 def ref_names(remote: GitRemote, repo_id: str) -> list[str]:
-    prefix = refs_prefix(repo_id)
+    prefix = CODE_KEYS.file(repo_id, REFS_DIR)
     return sorted(key[len(prefix) + 1:] for key in remote.list_keys(prefix) if "/" not in key[len(prefix) + 1:])
 
 
@@ -349,10 +336,10 @@ def install_artifact(root: Path, raw: bytes, *, request: ArtifactRequest | None 
             if store.exists():
                 os.chmod(staged, store.stat().st_mode & 0o7777)  # a tightened store keeps its mode
             installed = file_sha256(staged)  # the fingerprint below reuses this digest (same file after the rename)
-            marker = SyncMarker(artifact.manifest.repo_id, artifact.manifest.sha, artifact.manifest.checksum,
-                                installed)
+            marker = SyncMarker(artifact.manifest.repo_id, artifact.manifest.sha,
+                                checksum=artifact.manifest.checksum, installed_sha256=installed)
             try:
-                atomic_write(marker_path(root), marker.to_bytes())
+                atomic_write(SYNC_MARKER.path(root), marker.to_bytes())
             except OSError as exc:
                 raise CceError(f"could not write sync marker: {exc}") from exc
             os.replace(staged, store)
@@ -370,7 +357,7 @@ def fetch_and_install(root: Path, remote: GitRemote, repo_id: str, sha: str, *, 
     """Download ``repo_id@sha`` (each line checked while it arrives) and install it as ``root``'s store."""
     if not is_sha(sha):
         raise CceError(f"refusing to pull {repo_id}@{shown(sha)}: that is not a commit sha ({SHA_RULE})")
-    raw = remote.get(code_artifact_key(repo_id, sha), guard=LineGuard)
+    raw = remote.get(CODE_KEYS.artifact(repo_id, sha), guard=LineGuard)
     return install_artifact(root, raw, request=ArtifactRequest(repo_id, sha), allow_drift=allow_drift,
                             log_metrics=log_metrics)
 
@@ -434,7 +421,7 @@ def pull_target(root: Path, remote: GitRemote, repo_id: str, settings: SyncSetti
 
 def guard_overwrite(root: Path, sha: str, what: str) -> None:
     """Refuse to replace a store pulled at another sha (``--force`` skips this); ``what`` names it in the error."""
-    marker = load_marker_strict(root)
+    marker = SYNC_MARKER.load_strict(root)
     if marker is not None and marker.sha != sha:
         raise CceError(f"{what} is at {marker.sha} but you are pulling {sha}. Pass --force to overwrite.")
 
@@ -520,7 +507,7 @@ def list_repos(remote: GitRemote) -> list[RepoRow]:
     """One row per repo in the cache; a workspace base carrying only metadata is not a repo."""
     rows: list[RepoRow] = []
     for repo_id in sorted(remote.list_dirs(CODE_KEY_ROOT)):
-        sizes = remote.list_sizes(repo_prefix(repo_id), ".cce")
+        sizes = remote.list_sizes(CODE_KEYS.prefix(repo_id), CODE_KEYS.artifact_suffix)
         latest = read_pointer(remote, repo_id, DEFAULT_REF)
         ref: str | None = None
         if latest is None:
@@ -589,7 +576,7 @@ def verify(root: Path, host: PluginHost, *, commit: str | None = None) -> str:
     if marker is not None and marker.sha == sha:
         expected = marker.checksum
     else:
-        published = open_remote(settings).get(code_artifact_key(repo_id, sha), guard=LineGuard)
+        published = open_remote(settings).get(CODE_KEYS.artifact(repo_id, sha), guard=LineGuard)
         expected = import_artifact(published, ArtifactRequest(repo_id, sha)).manifest.checksum
     rebuilt = build_artifact(build_for_push(root, host), repo_id, sha, pack_module_suffixes(host)).manifest.checksum
     if rebuilt != expected:
@@ -609,20 +596,12 @@ def _checksum_verdict(root: Path, label: str) -> tuple[SyncMarker, str | None]:
         raise CceError(f"nothing to verify for {label}: no `.cce/synced.json` marker (not a pulled store)")
     if marker.installed_sha256 is None:
         return marker, None
-    store = default_store_path(root)
-    try:
-        actual = hashlib.sha256(store.read_bytes()).hexdigest()
-    except OSError as exc:
-        raise CceError(f"verify FAILED (checksum-only) for {label} ({marker.repo_id}@{marker.sha})\n  the pulled "
-                       f"store could not be read: {exc}\n  Re-pull it with `cce sync pull --force`.") from exc
-    if actual != marker.installed_sha256:
-        raise CceError(
-            f"verify FAILED (checksum-only) for {label} ({marker.repo_id}@{marker.sha})\n"
-            f"  expected : {marker.installed_sha256}\n  actual   : {actual}\n"
-            "  The pulled store does not match the bytes recorded at pull time — corruption or local modification of "
-            "the store. Re-pull with `cce sync pull --force`.\n  (Checksum-only detects corruption, not a malicious "
-            "build — true `artifact == build(sha)` verification needs the source and stays with the "
-            "source-holders/CI: `cce sync verify`.)")
+    actual = check_installed_bytes(
+        marker.installed_sha256, default_store_path(root).read_bytes,
+        heading=f"verify FAILED (checksum-only) for {label} ({marker.repo_id}@{marker.sha})", store="store",
+        repull="`cce sync pull --force`", damage="corruption or local modification of the store",
+        caveat="true `artifact == build(sha)` verification needs the source and stays with the source-holders/CI: "
+               "`cce sync verify`.")
     return marker, actual
 
 
@@ -693,7 +672,7 @@ def publish_artifact(remote: GitRemote, root: Path, host: PluginHost, repo_id: s
     if progress is not None:
         progress(f"rebuilding index for {sha}")
     artifact = build_artifact(build_for_push(root, host), repo_id, sha, pack_module_suffixes(host))
-    key = code_artifact_key(repo_id, sha)
+    key = CODE_KEYS.artifact(repo_id, sha)
     # The artifact and the branch pointer travel in one commit, so nobody sees one without the other.
     remote.put_many([(key, artifact.to_bytes()), (ref_key(repo_id, branch), f"{sha}\n".encode())])
     return Pushed(repo_id, sha, key, artifact.manifest.checksum)

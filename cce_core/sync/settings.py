@@ -33,6 +33,7 @@ from typing import Any
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.config import config_path
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.optional_file import read_utf8_or_none
 from cce_core.foundation.textrules import UNICODE_WHITESPACE
 
 GLOBAL_CONFIG_FILE = "config.yml"
@@ -327,16 +328,8 @@ def global_config_path() -> Path | None:
 
 def _read_config_text(path: Path) -> str | None:
     """The text of a config file; None when there is no such file. Other failures raise ``_Malformed``."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise _Malformed(f"cannot read it: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _Malformed("it is not UTF-8 text") from None
+    return read_utf8_or_none(path, unreadable=lambda exc: _Malformed(f"cannot read it: {exc.strerror or exc}"),
+                             not_utf8=lambda _exc: _Malformed("it is not UTF-8 text"))
 
 
 def _stderr_warning(message: str) -> None:
@@ -561,16 +554,8 @@ def save_sync_settings(root: Path, settings: SyncSettings) -> Path:
     and a :class:`CceError` says why.
     """
     path = config_path(root)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        data = None
-    except OSError as exc:
-        raise _refusal(path, f"cannot read it ({exc.strerror or exc})") from None
-    try:
-        old_text = data.decode("utf-8") if data is not None else ""
-    except UnicodeDecodeError:
-        raise _refusal(path, "it is not UTF-8 text") from None
+    old_text = read_utf8_or_none(path, unreadable=lambda exc: _refusal(path, f"cannot read it ({exc.strerror or exc})"),
+                                 not_utf8=lambda _exc: _refusal(path, "it is not UTF-8 text")) or ""
     new_text = replace_sync_block(old_text, settings, path=path)
     try:
         atomic_write(path, new_text.encode("utf-8"))

@@ -36,14 +36,14 @@ from cce_core.indexing.store import STORE_DIR
 from cce_core.sync import knowledge_service
 from cce_core.sync.identity import (
     CODE_KEY_ROOT,
+    CODE_KEYS,
     DEFAULT_REF,
+    WORKSPACE_GRAPH_FILE,
+    WORKSPACE_MANIFEST_FILE,
     member_repo_id,
     push_branch,
-    repo_prefix,
     resolve_repo_id,
     valid_repo_id,
-    workspace_graph_key,
-    workspace_manifest_key,
 )
 from cce_core.sync.remote import GitRemote
 from cce_core.sync.service import (
@@ -113,11 +113,12 @@ def fetch_published_workspace(remote: GitRemote, base: str) -> PublishedWorkspac
     metadata does not parse, behaves exactly like one without it.
     """
     try:
-        manifest = parse_manifest(remote.get(workspace_manifest_key(base)).decode("utf-8"))
+        manifest = parse_manifest(remote.get(CODE_KEYS.file(base, WORKSPACE_MANIFEST_FILE)).decode("utf-8"))
     except (CceError, UnicodeDecodeError, RecursionError):
         return None
     try:
-        graph: WorkspaceGraph | None = parse_graph(remote.get(workspace_graph_key(base)).decode("utf-8"))
+        graph_text = remote.get(CODE_KEYS.file(base, WORKSPACE_GRAPH_FILE)).decode("utf-8")
+        graph: WorkspaceGraph | None = parse_graph(graph_text)
     except (CceError, UnicodeDecodeError, RecursionError):
         graph = None
     return PublishedWorkspace(manifest, graph)
@@ -242,8 +243,8 @@ def push_workspace(root: Path, host: PluginHost, *, ref: str | None = None,
     # The graph is derived afresh from the source manifests, never re-uploaded
     # from a `.cce/workspace-graph.json` that may be stale.
     graph = build_graph(root, manifest)
-    remote.put_many([(workspace_manifest_key(base), manifest_yaml(manifest).encode("utf-8")),
-                     (workspace_graph_key(base), graph.to_json().encode("utf-8"))])
+    remote.put_many([(CODE_KEYS.file(base, WORKSPACE_MANIFEST_FILE), manifest_yaml(manifest).encode("utf-8")),
+                     (CODE_KEYS.file(base, WORKSPACE_GRAPH_FILE), graph.to_json().encode("utf-8"))])
     out.append(f"  metadata         workspace.yml + workspace-graph.json under {base} "
                f"({_plural(len(graph.edges), 'edge')})\n")
     return "".join(out)
@@ -367,12 +368,12 @@ def enumerate_cache(remote: GitRemote) -> tuple[list[CachedRepo], list[str], lis
         if not valid_repo_id(repo_id):
             unusable.append(repo_id)
             continue
-        shas = remote.list_shas(repo_prefix(repo_id))
+        shas = remote.list_shas(CODE_KEYS.prefix(repo_id))
         refs = ref_names(remote, repo_id)
         chosen = DEFAULT_REF if DEFAULT_REF in refs else (refs[0] if len(refs) == 1 else None)
         latest = (read_pointer(remote, repo_id, chosen) or None) if chosen is not None else None
         latest_ref = chosen if latest is not None and chosen != DEFAULT_REF else None
-        if remote.has(workspace_manifest_key(repo_id)):
+        if remote.has(CODE_KEYS.file(repo_id, WORKSPACE_MANIFEST_FILE)):
             bases.append(repo_id)
             if not shas and latest is None:
                 continue  # pure metadata: nothing to pull here

@@ -20,6 +20,7 @@ import numpy as np
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import format6, tokenize_bytes
 from cce_core.indexing.bm25 import build_bm25
+from cce_core.indexing.chunker import Chunk
 from cce_core.indexing.store import FileEntry, StoreData, default_store_path, load_store
 from cce_core.retrieval.searcher import Cosines, Searcher
 from cce_core.workspace.manifest import Manifest, Member, WorkspaceGraph
@@ -42,7 +43,7 @@ class FedResult:
     member: str
     package: str
     file_path: str  # relative to the member
-    chunk: object  # the namespaced Chunk
+    chunk: Chunk  # its file_path namespaced by the member
     score: float
 
     def as_json(self) -> dict[str, object]:
@@ -108,7 +109,7 @@ def _namespaced(member: str, path: str) -> str:
 
 def combined_store(members: list[MemberStore]) -> StoreData:
     """One in-memory store over every member, paths namespaced, BM25 over the union."""
-    chunks = []
+    chunks: list[Chunk] = []
     files: list[FileEntry] = []
     edges: list[tuple[str, str]] = []
     blocks = []

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from cce_core.cli.options import StoreDefaultOption, no_metrics_flag, watch_flag, workspace_flag
 from cce_core.cli.shared import command_host, require_dir, store_for_write
 from cce_core.foundation.errors import CceError
 
@@ -24,17 +25,14 @@ def register(app: typer.Typer) -> None:
 def index(
     directory: Annotated[Path | None, typer.Argument(help="Repository to index (the workspace root with "
                                                      "--workspace, default: .).")] = None,
-    store: Annotated[Path | None, typer.Option(help="Store file (default: DIR/.cce/index.cce).")] = None,
+    store: StoreDefaultOption = None,
     embedder: Annotated[str, typer.Option(help="Embedder: hash (default) or any installed one, e.g. ollama.")] = "hash",
     allow_secrets: Annotated[
         bool, typer.Option("--allow-secrets", help="Index sensitive files and keep secrets verbatim (unsafe).")
     ] = False,
-    no_metrics: Annotated[
-        bool, typer.Option("--no-metrics", help="Do not append an index event to the metrics log.")
-    ] = False,
-    workspace: Annotated[
-        bool, typer.Option("--workspace", help="Index every member of the workspace at DIRECTORY into its own store.")
-    ] = False,
+    no_metrics: Annotated[bool, no_metrics_flag("an index")] = False,
+    workspace: Annotated[bool, workspace_flag("Index every member of the workspace at DIRECTORY into its own "
+                                              "store.")] = False,
     plan: Annotated[
         bool, typer.Option("--plan", help="Only walk DIRECTORY and show what would be indexed and skipped; write "
                                           "nothing.")
@@ -44,10 +42,8 @@ def index(
         bool, typer.Option("--allow-outside-root", help="With --workspace: let this LOCAL manifest name members "
                                                         "outside the workspace root (never a published one).")
     ] = False,
-    watch: Annotated[
-        bool, typer.Option("--watch", help="After indexing, keep watching DIRECTORY and re-index changed files as "
-                                           "they are saved (one line per pass; Ctrl-C stops).")
-    ] = False,
+    watch: Annotated[bool, watch_flag("After indexing, keep watching DIRECTORY and re-index changed files as "
+                                      "they are saved (one line per pass; Ctrl-C stops).")] = False,
     compact: Annotated[
         bool, typer.Option("--compact", help="Also rewrite the store as fresh segments, dropping the rows that "
                                              "re-indexes superseded (a later run does it on its own past a "

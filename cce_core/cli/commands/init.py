@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from cce_core.cli.options import force_flag
+
 
 def register(app: Any) -> None:
     app.command(name="init")(init)
@@ -21,10 +23,8 @@ def init(
         str | None, typer.Option(help="Pull the CI-built index from this CCE Sync remote instead of indexing "
                                       "locally (configures it, like cce sync init).")
     ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Force the index refresh: a sync pull past the overwrite guard, or a "
-                                           "local rebuild from scratch (no reuse of the previous store).")
-    ] = False,
+    force: Annotated[bool, force_flag("Force the index refresh: a sync pull past the overwrite guard, or a local "
+                                      "rebuild from scratch (no reuse of the previous store).")] = False,
 ) -> None:
     """Build (or pull) the index, register `cce mcp` in .mcp.json and add the guidance block to CLAUDE.md."""
     from cce_core.agents.init_files import init_project

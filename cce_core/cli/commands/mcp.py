@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from cce_core.cli.options import StoreDefaultOption, ranking_option, watch_flag, workspace_flag
 
 
 def register(app: Any) -> None:
@@ -15,19 +18,13 @@ def register(app: Any) -> None:
 def mcp(
     directory: Annotated[Path | None, typer.Argument(help="Project directory to serve (same as --dir).")] = None,
     dir_: Annotated[Path | None, typer.Option("--dir", help="Project directory to serve (default: .).")] = None,
-    store: Annotated[Path | None, typer.Option(help="Store file (default: DIR/.cce/index.cce).")] = None,
-    workspace: Annotated[
-        bool, typer.Option("--workspace", help="Serve every member of the workspace at DIR as one index "
-                                               "(--store is ignored).")
-    ] = False,
-    watch: Annotated[
-        bool, typer.Option("--watch", help="Keep the index fresh: re-index changed files as they are saved "
-                                           "(progress lines go to stderr).")
-    ] = False,
-    ranking: Annotated[
-        str | None, typer.Option("--ranking", help="Ranking profile for every search: default or family. Else "
-                                                   "CCE_RANKING_PROFILE, then ranking.profile in .cce/config.")
-    ] = None,
+    store: StoreDefaultOption = None,
+    workspace: Annotated[bool, workspace_flag("Serve every member of the workspace at DIR as one index (--store is "
+                                              "ignored).")] = False,
+    watch: Annotated[bool, watch_flag("Keep the index fresh: re-index changed files as they are saved (progress "
+                                      "lines go to stderr).")] = False,
+    ranking: Annotated[str | None, ranking_option("Ranking profile for every search: default or family. Else "
+                                                  "CCE_RANKING_PROFILE, then ranking.profile in .cce/config.")] = None,
 ) -> None:
     """Run the MCP server on stdin/stdout: context_search and eight more tools for an agent.
 
@@ -39,18 +36,14 @@ def mcp(
     first pass at start-up), and a search waits for a pass that is due, so
     it sees a file saved a moment before. See docs/watch.md.
     """
-    import sys
-
-    from cce_core.agents.mcp_server import McpSession, serve_stdio
+    from cce_core.agents.serve_mcp import serve_mcp
     from cce_core.cli.shared import chosen_dir
-    from cce_core.foundation.errors import CceError
 
     root = chosen_dir(directory, dir_) or Path(".")
-    if watch and workspace:
-        raise CceError("--watch serves one project directory; it does not go with --workspace")
-    session = McpSession(root, None if workspace else store, workspace=workspace, ranking=ranking)
-    warning = session.warm_via_sync()
-    if warning is not None:
-        sys.stderr.write(warning + "\n")
-        sys.stderr.flush()
-    serve_stdio(session, watch=watch)
+    serve_mcp(root, store, workspace=workspace, watch=watch, ranking=ranking, warn=_warn)
+
+
+def _warn(line: str) -> None:
+    # Flushed at once: the server then holds the process, and the line must not wait for its exit.
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()

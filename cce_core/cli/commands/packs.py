@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cce_core.foundation.errors import CceError
+
+if TYPE_CHECKING:
+    from cce_core.services.plugin_listing import PluginListing
 
 packs_app = typer.Typer(help="List the installed plugins (packs, embedders, overrides), validate them, or scaffold "
                              "a new pack.", no_args_is_help=False, invoke_without_command=True)
@@ -29,32 +32,33 @@ def packs(
     """List every installed plugin: language packs, embedders, document chunkers and each plugin's hooks."""
     if ctx.invoked_subcommand is not None:
         return
-    from cce_core.plugins.host import default_host
-
-    host = default_host()
     if validate:
-        _validate(host)
+        _validate()
         return
-    from cce_core.plugins.install_hint import install_command
-    from cce_core.plugins.inventory import take_inventory
+    from cce_core.services.plugin_listing import list_plugins
 
-    inventory = take_inventory(host)
+    listing = list_plugins()
     if as_json:
-        sys.stdout.write(json.dumps(inventory.as_json(), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(listing.as_json(), indent=2, ensure_ascii=False) + "\n")
         return
+    _print_listing(listing)
+
+
+def _print_listing(listing: PluginListing) -> None:
+    inventory = listing.inventory
     for problem in inventory.problems:
         typer.echo(f"warning: {problem}", err=True)
     typer.echo(f"Registered language packs ({len(inventory.packs)}):")
     if not inventory.packs:
-        typer.echo("  (none installed — every file indexes as one module chunk; "
-                   f"{install_command('cce-pack-<language>')})")
+        typer.echo(f"  (none installed — every file indexes as one module chunk; {listing.pack_install_hint})")
     for entry in inventory.packs:
         p = entry.pack
         kinds = "?" if entry.node_kinds is None else str(entry.node_kinds)
         grammar = f"{p.grammar_distribution} {entry.grammar_version}" if p.grammar_distribution else "?"
         typer.echo(
             f"  {p.name:<12} {','.join(p.extensions):<24} {len(p.function_types)} fn / {len(p.class_types)} class "
-            f"types · grammar {grammar} ({kinds} node kinds) · from {p.distribution or '?'} {entry.version}"
+            f"types · grammar {grammar} ({kinds} node kinds) · symbols {listing.symbols.get(p.name, 'none')} "
+            f"· from {p.distribution or '?'} {entry.version}"
         )
     typer.echo(f"Embedders ({len(inventory.embedders)}):")
     for emb in inventory.embedders:
@@ -64,7 +68,7 @@ def packs(
         typer.echo(f"  {emb.name:<12} {detail} · from {emb.distribution or '?'} {emb.version}")
     typer.echo(f"Document chunkers ({len(inventory.document_chunkers)}):")
     if not inventory.document_chunkers:
-        typer.echo(f"  (none installed — knowledge ingest needs one; {install_command('cce-pack-<format>')})")
+        typer.echo(f"  (none installed — knowledge ingest needs one; {listing.document_chunker_install_hint})")
     for doc in inventory.document_chunkers:
         c = doc.chunker
         typer.echo(f"  {c.name:<12} {','.join(c.extensions) or '-':<24} formats {','.join(c.formats)} · "
@@ -76,27 +80,24 @@ def packs(
     typer.echo(f"pack_set_id: {inventory.pack_set_id}")
 
 
-def _validate(host: object) -> None:
-    from cce_core.authoring.validate import validate_all, validate_documents
+def _validate() -> None:
+    from cce_core.services.plugin_validation import validate_plugins
 
-    startup, reports = validate_all(host)  # type: ignore[arg-type]
-    documents = validate_documents(host)  # type: ignore[arg-type]
-    for problem in startup:
+    outcome = validate_plugins()
+    for problem in outcome.startup_problems:
         typer.echo(problem)
-    failed = 0
-    for label, group in (("pack", reports), ("document", documents)):
+    for label, group in (("pack", outcome.packs), ("document", outcome.document_chunkers)):
         for report in group:
             if report.ok:
                 typer.echo(f"[{label}:{report.name}] ok")
             else:
-                failed += 1
                 for d in report.diagnostics:
                     typer.echo(d)
-    if startup or failed:
-        raise CceError(f"{failed + len(startup)} problem(s) found — see the diagnostics above")
-    if documents:
-        typer.echo(f"all {len(documents)} document chunkers passed validation")
-    typer.echo(f"all {len(reports)} packs passed validation")
+    if outcome.problem_count:
+        raise CceError(f"{outcome.problem_count} problem(s) found — see the diagnostics above")
+    if outcome.document_chunkers:
+        typer.echo(f"all {len(outcome.document_chunkers)} document chunkers passed validation")
+    typer.echo(f"all {len(outcome.packs)} packs passed validation")
 
 
 @packs_app.command("new")

@@ -1,19 +1,19 @@
 """``cce relevance FIXTURES``: score ranking quality against labeled queries.
 
-The harness is :mod:`cce_core.evaluation.relevance`; this module reads the
-arguments, picks the index under test (``--store``, or an in-memory index of
-the corpus directory; one per embedder when ``--compare`` names embedders)
-and prints the report.
+This module reads the arguments, hands them to the relevance service
+(:mod:`cce_core.services.relevance`, which picks the mode and the index under
+test) and prints the report of the mode that ran.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
-    from cce_core.evaluation.relevance import CompareSpec
+    from cce_core.services.relevance import RelevanceOutcome
 
 
 def register(app: Any) -> None:
@@ -54,129 +54,44 @@ def relevance(
     """
     import click
 
-    from cce_core.cli.commands import write_utf8
     from cce_core.cli.commands.eval import read_input
-    from cce_core.evaluation import relevance as rel
-    from cce_core.evaluation.localization import is_localization_input
-    from cce_core.retrieval.profiles import PROFILE_NAMES, resolve_profile
+    from cce_core.cli.shared import command_host, stderr_line
+    from cce_core.services.relevance import RelevanceRequest, RelevanceSources, RelevanceUsageError, score_relevance
 
-    if any(is_localization_input(f) for f in fixture_files):
-        _localization(fixture_files, repos, ranking, as_json, dir_ or store or backend or compare)
-        return
-    if dir_ is not None and store is not None:
-        raise click.UsageError("--dir cannot be used with --store")
-    names = [n.strip() for n in compare.split(",") if n.strip()] if compare is not None else []
-    if len(fixture_files) > 1 or (names and all(n in PROFILE_NAMES for n in names)):
-        profiles = list(dict.fromkeys(names)) if names else (
-            [resolve_profile(ranking)] if ranking is not None else ["family", "default"])
-        _compare_profiles(fixture_files, dir_, store, backend, profiles, as_json)
-        return
-    fixtures = fixture_files[0]
-    profile = resolve_profile(ranking)
-    if compare is not None and not rel.only_backends(compare):
-        _compare_embedders(fixtures, dir_, store, backend, rel.parse_compare(compare, _embedder_names), as_json)
-        return
-    if backend is not None and compare is not None:
-        raise click.UsageError("--backend cannot be used with --compare")
-
-    fixture_set = rel.parse_fixtures(read_input("fixtures", fixtures))
-    if store is not None:
-        from pathlib import Path
-
-        from cce_core.cli.shared import open_searcher
-        from cce_core.retrieval.store_embedder import store_embedder_name
-
-        searcher = open_searcher(Path(store), profile)
-        corpus = store
-        embedder = store_embedder_name(searcher.store)
-    else:
-        from cce_core.cli.shared import command_host
-
-        corpus = rel.corpus_dir(fixtures, fixture_set, dir_)
-        searcher = rel.corpus_searcher(corpus, command_host(), profile=profile)
-        embedder = "hash"
-
-    reports = rel.evaluate(searcher, fixture_set.cases, rel.select_backends(backend, compare))
-    comparison = rel.compare(reports[0], reports[1]) if compare is not None else None
-    if as_json:
-        write_utf8(rel.render_json(corpus, embedder, reports, comparison))
-        return
-    text = rel.render_human(corpus, embedder, reports)
-    if comparison is not None:
-        text += rel.render_compare_human(comparison)
-    write_utf8(text)
-
-
-def _compare_profiles(fixture_files: list[str], dir_: str | None, store: str | None, backend: str | None,
-                      profiles: list[str], as_json: bool) -> None:
-    """Ranking profiles over one or more fixture files (evaluation.profile_compare)."""
-    import click
-
-    from cce_core.cli.commands import write_utf8
-    from cce_core.cli.commands.eval import read_input
-    from cce_core.cli.shared import command_host
-    from cce_core.evaluation import profile_compare
-    from cce_core.retrieval.profiles import parse_profile
-
-    if store is not None:
-        raise click.UsageError("--store cannot be used when comparing ranking profiles (each file's corpus is "
-                               "indexed in memory)")
-    if backend is not None:
-        raise click.UsageError("--backend cannot be used when comparing ranking profiles (they rank the hybrid "
-                               "search)")
-    if dir_ is not None and len(fixture_files) > 1:
-        raise click.UsageError("--dir names one corpus: give one fixture file with it")
-    chosen = [parse_profile(p, "--compare") for p in profiles]
-    runs = profile_compare.run_profiles(fixture_files, dir_, command_host(), chosen, read_input)
-    render = profile_compare.render_json if as_json else profile_compare.render_human
-    write_utf8(render(fixture_files, "hash", runs))
-
-
-def _localization(paths: list[str], repos: str, ranking: str | None, as_json: bool, unsupported: str | None) -> None:
-    """A cce.localization/v1 set (evaluation.localization): trees from git, files ranked per profile and baseline."""
-    import sys
-
-    import click
-
-    from cce_core.cli.commands import write_utf8
-    from cce_core.cli.shared import command_host
-    from cce_core.evaluation import localization as loc
-
-    if unsupported is not None:
-        raise click.UsageError("--dir, --store, --backend and --compare do not apply to a localization set "
-                               "(each case names its repository and commit)")
-    cases = loc.read_sets(paths)
+    request = RelevanceRequest(fixture_files, corpus_dir=dir_, store=store, backend=backend, compare=compare,
+                               ranking=ranking, repos=repos)
+    # Localization steps are slow (a checkout and an index per case): say each one, but only to a person watching.
     progress = (lambda line: print(line, file=sys.stderr, flush=True)) if sys.stderr.isatty() else None
-    report = loc.evaluate(cases, command_host(), repos_dir=repos, profiles=loc.parse_profiles(ranking),
-                          progress=progress)
-    write_utf8(loc.render_json(report) if as_json else loc.render_human(report))
+    try:
+        outcome = score_relevance(request, RelevanceSources(command_host, read_input, stderr_line, progress))
+    except RelevanceUsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    _print_outcome(outcome, as_json)
 
 
-def _embedder_names() -> list[str]:
-    from cce_core.cli.shared import command_host
-
-    return list(command_host().embedders)
-
-
-def _compare_embedders(fixtures: str, dir_: str | None, store: str | None, backend: str | None,
-                       spec: CompareSpec, as_json: bool) -> None:
-    """``--compare`` of two embedders: each indexes the corpus in memory, then one backend is scored."""
-    import click
-
+def _print_outcome(outcome: RelevanceOutcome, as_json: bool) -> None:
     from cce_core.cli.commands import write_utf8
-    from cce_core.cli.commands.eval import read_input
-    from cce_core.cli.shared import command_host
+    from cce_core.evaluation import localization, profile_compare
     from cce_core.evaluation import relevance as rel
+    from cce_core.services.relevance import BackendScores, EmbedderComparison, Localization
 
-    if store is not None:
-        raise click.UsageError("--store cannot be used with --compare of two embedders (each indexes the corpus)")
-    chosen = rel.embedder_backend(backend)
-    fixture_set = rel.parse_fixtures(read_input("fixtures", fixtures))
-    corpus = rel.corpus_dir(fixtures, fixture_set, dir_)
-    reports = rel.evaluate_embedders(corpus, command_host(), spec.names, chosen, fixture_set.cases)
-    comparison = rel.compare(reports[0], reports[1])
-    if as_json:
-        write_utf8(rel.render_embedders_json(corpus, chosen, reports, comparison))
-        return
-    text = rel.render_human(corpus, " vs ".join(spec.names), reports, backend=chosen)
-    write_utf8(text + rel.render_compare_human(comparison))
+    if isinstance(outcome, Localization):
+        write_utf8(localization.render_json(outcome.report) if as_json else localization.render_human(outcome.report))
+    elif isinstance(outcome, EmbedderComparison):
+        if as_json:
+            write_utf8(rel.render_embedders_json(outcome.corpus, outcome.backend, outcome.reports, outcome.comparison))
+            return
+        text = rel.render_human(outcome.corpus, " vs ".join(outcome.embedders), outcome.reports,
+                                backend=outcome.backend)
+        write_utf8(text + rel.render_compare_human(outcome.comparison))
+    elif isinstance(outcome, BackendScores):
+        if as_json:
+            write_utf8(rel.render_json(outcome.corpus, outcome.embedder, outcome.reports, outcome.comparison))
+            return
+        text = rel.render_human(outcome.corpus, outcome.embedder, outcome.reports)
+        if outcome.comparison is not None:
+            text += rel.render_compare_human(outcome.comparison)
+        write_utf8(text)
+    else:
+        render = profile_compare.render_json if as_json else profile_compare.render_human
+        write_utf8(render(outcome.fixture_files, outcome.embedder, outcome.runs))

@@ -7,7 +7,13 @@ from typing import Annotated
 
 import typer
 
-from cce_core.cli.options import IndexedDirOption, StoreOverridesDirOption
+from cce_core.cli.options import (
+    IndexedDirOption,
+    StoreOverridesDirOption,
+    no_metrics_flag,
+    ranking_option,
+    workspace_flag,
+)
 from cce_core.cli.shared import stderr_line
 from cce_core.foundation.errors import CceError
 
@@ -29,12 +35,9 @@ def search(
         bool, typer.Option("--numeric-scores", help="With --json: add score_value, the score as a JSON number "
                                                     "(score stays the other engines' 6-decimal string).")
     ] = False,
-    no_metrics: Annotated[
-        bool, typer.Option("--no-metrics", help="Do not append a search event to the metrics log.")
-    ] = False,
-    workspace: Annotated[
-        bool, typer.Option("--workspace", help="Search every member of the workspace at DIRECTORY as one index.")
-    ] = False,
+    no_metrics: Annotated[bool, no_metrics_flag("a search")] = False,
+    workspace: Annotated[bool, workspace_flag("Search every member of the workspace at DIRECTORY as one "
+                                              "index.")] = False,
     package: Annotated[
         str | None, typer.Option("--package", help="With --workspace: only these members (comma-separated names "
                                                    "or package: values).")
@@ -45,11 +48,9 @@ def search(
                                                   "`cce knowledge index` built) or both, blended by one score.",
                                  show_default=False)
     ] = None,
-    ranking: Annotated[
-        str | None, typer.Option("--ranking", help="Ranking profile: default, or family (the other engines' "
-                                                   "pinned ranking). Else CCE_RANKING_PROFILE, then "
-                                                   "ranking.profile in .cce/config.")
-    ] = None,
+    ranking: Annotated[str | None, ranking_option("Ranking profile: default, or family (the other engines' pinned "
+                                                  "ranking). Else CCE_RANKING_PROFILE, then ranking.profile in "
+                                                  ".cce/config.")] = None,
 ) -> None:
     """Rank the indexed chunks for QUERY."""
     from cce_core.cli.search_render import render_search

@@ -56,5 +56,5 @@ def register(app: Any) -> None:
             text = render_workspace(logs.workspace, now_secs, cut, source_filter, as_json=as_json)
         else:
             logs = read_metrics(metrics=metrics, store=store, project=metrics_log_dir(directory, dir_, metrics, store))
-            text = render(logs.events, now_secs, cut, source_filter, as_json=as_json)
+            text = render(logs.project_events, now_secs, cut, source_filter, as_json=as_json)
         write_utf8(text)

@@ -7,13 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-workspace_app = typer.Typer(
-    name="workspace",
-    help="Manage a workspace: several codebases under one root, searched together.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-)
+workspace_app = typer.Typer(help="Manage a workspace: several codebases under one root, searched together.",
+                            no_args_is_help=True)
 
 
 def register(app: Any) -> None:

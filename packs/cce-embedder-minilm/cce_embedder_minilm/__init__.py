@@ -91,8 +91,8 @@ class MiniLMEmbedder(Embedder):
         self._tokenizer = tokenizer
         self._table = table
 
-    @property  # type: ignore[override]
-    def size_bytes(self) -> int | None:  # a stat, cheap enough for `cce packs`
+    @property
+    def size_bytes(self) -> int | None:  # type: ignore[override]  # read-only: a stat, cheap enough for `cce packs`
         """The on-disk size of the weights file (``None`` when not installed)."""
         try:
             return (model_dir() / "model.safetensors").stat().st_size
@@ -122,7 +122,7 @@ class MiniLMEmbedder(Embedder):
                 out[start + offset] = self._pool(encoding.ids)
         return out
 
-    def embed_query(self, text: str) -> np.ndarray:
+    def embed_query(self, text: str) -> np.ndarray:  # type: ignore[override]  # an array, as the base allows
         """The 1-D float64 vector of one query (all zeros when it has no usable word piece)."""
         self._load()
         encoding = self._tokenizer.encode(split_identifiers(text), add_special_tokens=False)

@@ -122,7 +122,7 @@ class OllamaEmbedder(Embedder):
         return f"{self.base_url}/api/embed"
 
     @property
-    def dim(self) -> int | None:
+    def dim(self) -> int | None:  # type: ignore[override]  # read-only: learnt from the server, never set by callers
         """The vector length, known after the first successful request (``None`` before)."""
         return self._dim
 
@@ -145,7 +145,7 @@ class OllamaEmbedder(Embedder):
             out[rows] = vectors
         return out
 
-    def embed_query(self, text: str) -> np.ndarray:
+    def embed_query(self, text: str) -> np.ndarray:  # type: ignore[override]  # an array, as the base allows
         """The 1-D float64 vector of one query (all zeros for an empty query)."""
         return self.embed_batch([text])[0]
 

@@ -18,6 +18,7 @@ from tree_sitter import Language, Node
 
 from cce_core.api import (
     UNICODE_WHITESPACE,
+    FileConventions,
     LanguagePack,
     PackExpected,
     hookimpl,
@@ -100,6 +101,15 @@ def cce_register_packs(register):
     register(PACK)
 
 
+# Test drivers named after what they test (jq's src/jq_test.c, test_*.c).
+CONVENTIONS = FileConventions(tests=("*_test.c", "*_tests.c", "test_*.c", "*_test.h"))
+
+
+@hookimpl
+def cce_file_conventions():
+    return CONVENTIONS
+
+
 # The family's renderer looks through an expression statement for a leading doc
 # in every grammar that has one; kept for byte-identity with the other engines.
 _DOC_WRAPPERS = ("expression_statement",)
@@ -107,3 +117,45 @@ _DOC_WRAPPERS = ("expression_statement",)
 
 # The structural compact view for this language; a plugin that overrides it is asked first.
 cce_render_compact = structural_renderer(PACK.name, _DOC_WRAPPERS)
+
+
+# Symbols: tree-sitter-c's shipped tags query names a function by its declarator only, so a prototype
+# looks like a definition and a definition's span ends before its body; it has no calls at all. Here a
+# function definition spans its body, a prototype is a `declaration` (the engine lets it stand for the
+# definition elsewhere), and calls, macros and includes (@module, for name resolution) are added.
+_SHIPPED_DECLARATOR = "(function_declarator declarator: (identifier) @name) @definition.function"
+TAGS_EXTENSION = r"""
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @definition.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator
+  declarator: (identifier) @name))) @definition.function
+(function_definition declarator: (pointer_declarator declarator: (pointer_declarator
+  declarator: (function_declarator declarator: (identifier) @name)))) @definition.function
+(declaration declarator: (function_declarator declarator: (identifier) @name)) @definition.declaration
+(declaration declarator: (pointer_declarator declarator: (function_declarator
+  declarator: (identifier) @name))) @definition.declaration
+(preproc_function_def name: (identifier) @name) @definition.macro
+(preproc_def name: (identifier) @name) @definition.constant
+
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
+(preproc_include path: (string_literal (string_content) @module))
+(preproc_include path: (system_lib_string) @module)
+"""
+
+
+@hookimpl
+def cce_tags_query(language, shipped):
+    if language != PACK.name:
+        return None
+    return (shipped or "").replace(_SHIPPED_DECLARATOR, "") + TAGS_EXTENSION
+
+
+@hookimpl
+def cce_resolve_import(language, specifier, importer):
+    """``#include "x.h"`` from the including file's directory first, then anywhere (an include path)."""
+    if language != PACK.name:
+        return None
+    import posixpath
+
+    relative = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
+    return [relative, specifier] if not relative.startswith("..") else [specifier]

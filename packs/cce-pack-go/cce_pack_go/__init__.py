@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from cce_core.api import (
     UNICODE_WHITESPACE,
+    FileConventions,
     LanguagePack,
     PackExpected,
     hookimpl,
@@ -134,6 +135,15 @@ def cce_register_packs(register):
     register(PACK)
 
 
+# `go test` runs *_test.go; protoc-gen-go, grpc-gateway and Kubernetes' deepcopy-gen write the rest.
+CONVENTIONS = FileConventions(tests=("*_test.go",), generated=("*.pb.go", "*.pb.gw.go", "zz_generated*.go"))
+
+
+@hookimpl
+def cce_file_conventions():
+    return CONVENTIONS
+
+
 # --- compact views -----------------------------------------------------------------------------
 
 # The engine family's elision marker, "… (+N lines)", always plural. cce_core.api does not export
@@ -216,3 +226,40 @@ def cce_render_compact(language, chunk, node, level):
         if view is not None:
             return view
     return render_definition(chunk, node, level)
+
+
+# Symbols: tree-sitter-go's shipped tags query finds functions, methods, types and calls; these patterns
+# add each method's receiver type (@receiver: `Server.Start` is its qualified name), the import paths
+# (@module, for name resolution: a Go package is a directory) and functions passed as values.
+TAGS_EXTENSION = r"""
+(method_declaration receiver: (parameter_list (parameter_declaration type: [
+    (type_identifier) @receiver
+    (pointer_type (type_identifier) @receiver)
+    (generic_type type: (type_identifier) @receiver)
+    (pointer_type (generic_type type: (type_identifier) @receiver))]))
+  name: (field_identifier) @name) @definition.method
+(import_spec path: (interpreted_string_literal) @module)
+(argument_list [(identifier) @name (selector_expression field: (field_identifier) @name)]) @reference.value
+"""
+
+
+@hookimpl
+def cce_tags_query(language, shipped):
+    if language != PACK.name:
+        return None
+    return (shipped or "") + TAGS_EXTENSION
+
+
+@hookimpl
+def cce_resolve_import(language, specifier, importer):
+    """An import path names a package directory: ``github.com/o/r/internal/x`` as ``internal/x/`` and longer tails.
+
+    The module's own prefix (``go.mod``'s ``module`` line) is not known here, so every tail of at
+    least two elements is a candidate, longest first; a one-element path is the standard library.
+    """
+    if language != PACK.name:
+        return None
+    parts = [p for p in specifier.split("/") if p]
+    if len(parts) < 2:
+        return []
+    return ["/".join(parts[i:]) + "/" for i in range(len(parts) - 1)]

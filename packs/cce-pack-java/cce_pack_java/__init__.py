@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from cce_core.api import (
     CompactChunk,
+    FileConventions,
     LanguagePack,
     PackExpected,
     hookimpl,
@@ -171,6 +172,16 @@ def cce_register_packs(register):
     register(PACK)
 
 
+# JUnit classes named *Test / *Tests (not a class called Test itself), Maven's and Gradle's src/test/
+# tree; Maven builds into target/.
+CONVENTIONS = FileConventions(tests=("?*Test.java", "?*Tests.java", "src/test/"), generated=("target/",))
+
+
+@hookimpl
+def cce_file_conventions():
+    return CONVENTIONS
+
+
 # --- compact views -----------------------------------------------------------------------------
 
 # The engine re-parses a chunk's text on its own to find the definition to render. A method still
@@ -226,3 +237,35 @@ def cce_render_compact(language, chunk, node, level):
     if node is None:
         return None  # no definition: the engine's first-line rule
     return render_definition(chunk, node, level)
+
+
+# Symbols: tree-sitter-java's shipped tags query finds classes, interfaces, methods and calls; these
+# patterns add constructors (declared and called), enums and records, the imports (@module, for name
+# resolution) and the file's own package (so the classes beside it resolve as imported).
+TAGS_EXTENSION = r"""
+(constructor_declaration name: (identifier) @name) @definition.constructor
+(enum_declaration name: (identifier) @name) @definition.enum
+(record_declaration name: (identifier) @name) @definition.class
+(object_creation_expression type: (type_identifier) @name) @reference.call
+(import_declaration (scoped_identifier) @module)
+(import_declaration (scoped_identifier name: (identifier) @name) @module @reference.import)
+(package_declaration (scoped_identifier) @module)
+(package_declaration (identifier) @module)
+(method_reference (identifier) @name .) @reference.value
+"""
+
+
+@hookimpl
+def cce_tags_query(language, shipped):
+    if language != PACK.name:
+        return None
+    return (shipped or "") + TAGS_EXTENSION
+
+
+@hookimpl
+def cce_resolve_import(language, specifier, importer):
+    """``a.b.C`` as ``a/b/C.java``; a package (``a.b``, a wildcard's or the file's own) as the directory ``a/b/``."""
+    if language != PACK.name:
+        return None
+    path = specifier.replace(".", "/")
+    return [path + ".java", path + "/"]

@@ -11,7 +11,14 @@ from importlib.resources import files
 
 from tree_sitter import Language, Node
 
-from cce_core.api import LanguagePack, PackExpected, hookimpl, imports_by_node_kind, structural_renderer
+from cce_core.api import (
+    FileConventions,
+    LanguagePack,
+    PackExpected,
+    hookimpl,
+    imports_by_node_kind,
+    structural_renderer,
+)
 
 _LANGUAGE: Language | None = None
 
@@ -42,8 +49,8 @@ def imports_from_nodes(nodes: list[Node], source: bytes) -> list[str]:
             for child in node.children:
                 if child.type == "dotted_name":
                     names.append(_first_component(_text(child, source)))
-                elif child.type == "aliased_import" and child.child(0) is not None:
-                    names.append(_first_component(_text(child.child(0), source)))
+                elif child.type == "aliased_import" and (aliased := child.child(0)) is not None:
+                    names.append(_first_component(_text(aliased, source)))
         else:
             module = node.child_by_field_name("module_name")
             if module is not None:
@@ -88,9 +95,79 @@ def cce_register_packs(register):
     register(PACK)
 
 
+# Test modules as pytest and unittest find them, and the stubs protoc and grpcio-tools write.
+CONVENTIONS = FileConventions(
+    tests=("test_*.py", "*_test.py", "*_tests.py", "conftest.py"),
+    generated=("*_pb2.py", "*_pb2_grpc.py", "*_pb2.pyi"),
+)
+
+
+@hookimpl
+def cce_file_conventions():
+    return CONVENTIONS
+
+
 # A docstring is a string wrapped in an expression statement; look through it.
 _DOC_WRAPPERS = ("expression_statement",)
 
 
 # The structural compact view for this language; a plugin that overrides it is asked first.
 cce_render_compact = structural_renderer(PACK.name, _DOC_WRAPPERS)
+
+
+# Symbols: tree-sitter-python's shipped tags query finds definitions and calls; these patterns add what
+# navigation needs beyond them — methods told from functions, the modules a file imports (@module, for
+# name resolution), the names it imports, calls through `self`/`cls` (the enclosing class's methods
+# first), decorators, and names passed as values, so `cce refs` finds a callback as well as a call.
+TAGS_EXTENSION = r"""
+(class_definition body: (block (function_definition name: (identifier) @name) @definition.method))
+(class_definition body: (block (decorated_definition
+  definition: (function_definition name: (identifier) @name) @definition.method)))
+
+(import_statement name: (dotted_name) @module)
+(import_statement name: (aliased_import name: (dotted_name) @module))
+(import_from_statement module_name: (_) @module)
+(import_from_statement module_name: (_) @module name: (dotted_name (identifier) @name) @reference.import)
+(import_from_statement module_name: (_) @module
+  name: (aliased_import name: (dotted_name (identifier) @name)) @reference.import)
+(import_from_statement module_name: (_) @module (wildcard_import) @name @reference.import)
+
+(call function: (attribute object: (identifier) @_receiver attribute: (identifier) @name)
+  (#match? @_receiver "^(self|cls)$")) @reference.call.self
+(decorator (identifier) @name) @reference.call
+(decorator (attribute attribute: (identifier) @name)) @reference.call
+
+(argument_list [(identifier) @name (attribute attribute: (identifier) @name)]) @reference.value
+(keyword_argument value: [(identifier) @name (attribute attribute: (identifier) @name)]) @reference.value
+(assignment right: [(identifier) @name (attribute attribute: (identifier) @name)]) @reference.value
+(return_statement [(identifier) @name (attribute attribute: (identifier) @name)]) @reference.value
+([(list) (tuple) (set)] [(identifier) @name (attribute attribute: (identifier) @name)]) @reference.value
+(pair value: [(identifier) @name (attribute attribute: (identifier) @name)]) @reference.value
+"""
+
+
+@hookimpl
+def cce_tags_query(language, shipped):
+    if language != PACK.name:
+        return None
+    return (shipped or "") + TAGS_EXTENSION
+
+
+@hookimpl
+def cce_resolve_import(language, specifier, importer):
+    """``a.b`` -> ``a/b.py`` or ``a/b/__init__.py``; leading dots climb from the importer's package."""
+    if language != PACK.name:
+        return None
+    dots = len(specifier) - len(specifier.lstrip("."))
+    rest = [part for part in specifier[dots:].split(".") if part]
+    if dots:
+        base = importer.split("/")[:-1]
+        if dots - 1 > len(base):
+            return []
+        parts = base[: len(base) - (dots - 1)] + rest
+    else:
+        parts = rest
+    if not parts:
+        return []
+    stem = "/".join(parts)
+    return [stem + ".py", stem + "/__init__.py"]

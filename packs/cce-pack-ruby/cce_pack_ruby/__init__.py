@@ -14,11 +14,12 @@ For compact views, a class body keeps the Rails model DSL lines
 
 from __future__ import annotations
 
+import re
 from importlib.resources import files
 
 from tree_sitter import Language, Node, Query, QueryCursor
 
-from cce_core.api import LanguagePack, PackExpected, hookimpl, node_text, structural_renderer
+from cce_core.api import FileConventions, LanguagePack, PackExpected, hookimpl, node_text, structural_renderer
 
 _LANGUAGE: Language | None = None
 _REQUIRES: Query | None = None
@@ -133,9 +134,52 @@ def cce_register_packs(register):
     register(PACK)
 
 
+# RSpec's spec/ tree and *_spec.rb, Minitest's *_test.rb and test_*.rb.
+CONVENTIONS = FileConventions(tests=("spec/", "*_spec.rb", "*_test.rb", "test_*.rb"))
+
+
+@hookimpl
+def cce_file_conventions():
+    return CONVENTIONS
+
+
 # The grammar has no statement wrapper; a leading comment is a body child itself.
 _DOC_WRAPPERS = ()
 
 
 # The structural compact view for this language; a plugin that overrides it is asked first.
 cce_render_compact = structural_renderer(PACK.name, _DOC_WRAPPERS)
+
+
+# Symbols: tree-sitter-ruby's shipped tags query reads every bare identifier and constant as a call,
+# relying on a `#is-not? local` predicate that only tree-sitter's own tags tool evaluates; here that
+# pattern is left out (a local variable is no call). Bare identifiers are not recorded at all: without
+# scope analysis a local read and an argument-less call look the same, and recording every one doubled
+# the index time on rails (calls with arguments or a receiver are `call` nodes, which the shipped
+# patterns capture). The patterns below add the files a file requires (@module, for name resolution)
+# and constants as uses.
+_SHIPPED_BARE_CALLS = re.compile(r"\(\s*\[\(identifier\) \(constant\)\] @name @reference\.call.*?\n\)", re.S)
+TAGS_EXTENSION = r"""
+(call method: (identifier) @_require arguments: (argument_list (string (string_content) @module))
+  (#match? @_require "^(require|require_relative|load|autoload)$"))
+(constant) @name @reference.constant
+"""
+
+
+@hookimpl
+def cce_tags_query(language, shipped):
+    if language != PACK.name:
+        return None
+    return _SHIPPED_BARE_CALLS.sub("", shipped or "") + TAGS_EXTENSION
+
+
+@hookimpl
+def cce_resolve_import(language, specifier, importer):
+    """``require_relative "x"`` from the importer's directory first, then ``require "a/b"`` as ``a/b.rb``."""
+    if language != PACK.name:
+        return None
+    import posixpath
+
+    target = specifier if specifier.endswith(".rb") else specifier + ".rb"
+    relative = posixpath.normpath(posixpath.join(posixpath.dirname(importer), target))
+    return [relative, target] if not relative.startswith("..") else [target]

@@ -19,6 +19,7 @@ from tree_sitter import Language, Node
 
 from cce_core.api import (
     UNICODE_WHITESPACE,
+    FileConventions,
     LanguagePack,
     PackExpected,
     hookimpl,
@@ -101,6 +102,16 @@ def cce_register_packs(register):
     register(PACK)
 
 
+# Integration tests live in tests/ and benches/ (the engine's general folder rules); a module's unit
+# tests moved out of line go to tests.rs or *_test(s).rs. Cargo builds into target/.
+CONVENTIONS = FileConventions(tests=("tests.rs", "*_test.rs", "*_tests.rs"), generated=("target/",))
+
+
+@hookimpl
+def cce_file_conventions():
+    return CONVENTIONS
+
+
 # The family's renderer looks through an expression statement for a leading doc
 # in every grammar that has one; kept for byte-identity with the other engines.
 _DOC_WRAPPERS = ("expression_statement",)
@@ -108,3 +119,62 @@ _DOC_WRAPPERS = ("expression_statement",)
 
 # The structural compact view for this language; a plugin that overrides it is asked first.
 cce_render_compact = structural_renderer(PACK.name, _DOC_WRAPPERS)
+
+
+# Symbols: tree-sitter-rust's shipped tags query finds items and calls; these patterns add `impl`
+# blocks as definitions (so a method's qualified name is `Type.method`), path calls (`Type::new()`),
+# the names a `use` imports with their module path (@module, for name resolution) and `mod x;`.
+# Calls through the instance (`this.x()`, `self.x()`) are @reference.call.self: its class's method first.
+TAGS_EXTENSION = r"""
+(call_expression function: (field_expression value: (self) field: (field_identifier) @name)) @reference.call.self
+(impl_item type: [(type_identifier) @name (generic_type type: (type_identifier) @name)]) @definition.implementation
+(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
+(call_expression function: (generic_function function: (identifier) @name)) @reference.call
+(use_declaration argument: (scoped_identifier path: (_) @module name: (identifier) @name) @reference.import)
+(use_declaration argument: (scoped_use_list path: (_) @module
+  list: (use_list (identifier) @name @reference.import)))
+(use_declaration argument: (use_as_clause path: (scoped_identifier path: (_) @module name: (identifier) @name)
+  @reference.import))
+(mod_item name: (identifier) @module !body)
+(arguments (identifier) @name) @reference.value
+"""
+
+
+@hookimpl
+def cce_tags_query(language, shipped):
+    if language != PACK.name:
+        return None
+    return (shipped or "") + TAGS_EXTENSION
+
+
+@hookimpl
+def cce_resolve_import(language, specifier, importer):
+    """``crate::a::b``, ``self::``, ``super::`` and ``mod x;`` to ``.rs`` files; another crate's path to none."""
+    if language != PACK.name:
+        return None
+    import posixpath
+
+    parts = [p for p in specifier.split("::") if p]
+    directory = posixpath.dirname(importer)
+    stem = posixpath.splitext(posixpath.basename(importer))[0]
+    # A module's children live beside a mod.rs/lib.rs/main.rs, else in a directory named after the file.
+    own = directory if stem in ("mod", "lib", "main") else posixpath.join(directory, stem)
+    if not parts:
+        return []
+    if len(parts) == 1 and parts[0] not in ("crate", "self", "super"):  # `mod x;`, or an outside crate
+        return [posixpath.join(own, parts[0] + ".rs"), posixpath.join(own, parts[0], "mod.rs")]
+    if parts[0] == "crate":
+        base, rest = "", parts[1:]
+    elif parts[0] == "self":
+        base, rest = own, parts[1:]
+    elif parts[0] == "super":
+        base, rest = posixpath.dirname(own), parts[1:]
+        while rest and rest[0] == "super":
+            base, rest = posixpath.dirname(base), rest[1:]
+    else:
+        return []
+    out: list[str] = []
+    for n in range(len(rest), 0, -1):  # `a::b::Item`: the module is a::b, or a (b an item of it)
+        path = posixpath.join(base, *rest[:n]) if base else "/".join(rest[:n])
+        out += [path + ".rs", path + "/mod.rs"]
+    return out

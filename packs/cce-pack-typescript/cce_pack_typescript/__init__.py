@@ -17,7 +17,15 @@ from importlib.resources import files
 
 from tree_sitter import Language, Node
 
-from cce_core.api import LanguagePack, PackExpected, hookimpl, imports_by_node_kind, node_text, structural_renderer
+from cce_core.api import (
+    FileConventions,
+    LanguagePack,
+    PackExpected,
+    hookimpl,
+    imports_by_node_kind,
+    node_text,
+    structural_renderer,
+)
 
 _LANGUAGE: Language | None = None
 
@@ -104,6 +112,21 @@ def cce_register_packs(register):
     register(PACK)
 
 
+# Jest, Vitest and Jasmine test files and folders (type tests and snapshots included); installed
+# packages. A ``.d.ts`` is not generated here: hand-written declarations are the API people ask about,
+# and emitted ones sit in ``dist/`` or ``build/``, which the engine's general rules already hold back.
+CONVENTIONS = FileConventions(
+    tests=("*.test.ts", "*.spec.ts", "*.test.tsx", "*.spec.tsx", "*.test.mts", "*.spec.mts", "*.test.cts",
+           "*.spec.cts", "*.test-d.ts", "__tests__/", "__mocks__/", "__snapshots__/", "spec/"),
+    generated=("node_modules/",),
+)
+
+
+@hookimpl
+def cce_file_conventions():
+    return CONVENTIONS
+
+
 # The family's renderer looks through an expression statement for a leading doc
 # in every grammar that has one; kept for byte-identity with the other engines.
 _DOC_WRAPPERS = ("expression_statement",)
@@ -111,3 +134,70 @@ _DOC_WRAPPERS = ("expression_statement",)
 
 # The structural compact view for this language; a plugin that overrides it is asked first.
 cce_render_compact = structural_renderer(PACK.name, _DOC_WRAPPERS)
+
+
+# Symbols: tree-sitter-typescript's shipped tags query covers only what TypeScript adds to JavaScript
+# (signatures, interfaces, modules, type references); these patterns add the JavaScript part (functions,
+# classes, methods, calls), type aliases and enums, the modules a file imports (@module, for name
+# resolution) and the names it imports. Names passed as values are left out: they cost a third of
+# the indexing time the symbols take and are mostly plain variables.
+# Calls through the instance (`this.x()`, `self.x()`) are @reference.call.self: its class's method first.
+TAGS_EXTENSION = r"""
+(call_expression function: (member_expression object: (this) property: (property_identifier) @name))
+  @reference.call.self
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(class_declaration name: (type_identifier) @name) @definition.class
+(method_definition name: (property_identifier) @name) @definition.method
+(variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
+(public_field_definition name: (property_identifier) @name
+  value: [(arrow_function) (function_expression)]) @definition.method
+(pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.enum
+
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
+
+(import_statement source: (string (string_fragment) @module))
+(import_statement (import_clause (named_imports (import_specifier name: (identifier) @name) @reference.import))
+  source: (string (string_fragment) @module))
+(import_statement (import_clause (identifier) @name @reference.import) source: (string (string_fragment) @module))
+(export_statement source: (string (string_fragment) @module))
+(export_statement (export_clause (export_specifier name: (identifier) @name) @reference.import)
+  source: (string (string_fragment) @module))
+(export_statement "*" @name @reference.import source: (string (string_fragment) @module))
+(call_expression function: (import) arguments: (arguments (string (string_fragment) @module)))
+
+(new_expression constructor: (identifier) @name) @reference.call
+(export_clause (export_specifier name: (identifier) @name) @reference.export)
+"""
+
+
+@hookimpl
+def cce_tags_query(language, shipped):
+    if language != PACK.name:
+        return None
+    return (shipped or "") + TAGS_EXTENSION
+
+
+# Where a relative specifier may point, best first: the path as written, then with each extension a
+# bundler tries, then as a directory's index file ("./a.js" may name a.ts in TypeScript's ESM style).
+_SCRIPT_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
+
+
+@hookimpl
+def cce_resolve_import(language, specifier, importer):
+    """Relative specifiers (``./x``, ``../x``) against the importer's directory; a package name names no file."""
+    if language != PACK.name:
+        return None
+    if not specifier.startswith("."):
+        return []
+    import posixpath
+
+    base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
+    if base.startswith("../") or base == "..":
+        return []
+    stem, dot, ext = base.rpartition(".")
+    plain = stem if dot and "." + ext in _SCRIPT_EXTENSIONS and "/" not in ext else base
+    return [base, *(plain + e for e in _SCRIPT_EXTENSIONS), *(base + "/index" + e for e in _SCRIPT_EXTENSIONS)]

@@ -1,0 +1,599 @@
+"""One file's symbols from its parse tree: the pack's tags query run over the tree the chunker already has.
+
+The chunker calls :meth:`SymbolExtractor.extract` with the root node, the
+(redacted) bytes and the chunks it cut, so a file is parsed once for both.
+Lines come from newline offsets, never from ``Node.start_point`` (see the
+chunker for the tree-sitter bug that avoids). Each definition learns its
+enclosing definition and chunk, each reference the definition and chunk it
+sits in, in one sweep over byte offsets.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from cce_core.symbols.model import (
+    CALL,
+    IMPORT,
+    REFERENCE,
+    REFERENCE_CODES,
+    SELF_CALL,
+    SIGNATURE_MAX_CHARS,
+    FileSymbols,
+    ReferenceColumns,
+    encode_file_symbols,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from tree_sitter import Node, Query
+
+    from cce_core.hookspecs import LanguagePack
+    from cce_core.plugins.host import PluginHost
+
+_NEWLINE = re.compile(rb"\n")
+_UNKNOWN = ("", "", "")  # a pattern whose role is not learnt yet
+# The captures of the chunker's own patterns when they share the tags query.
+CHUNKER_CAPTURES = ("chunk", "import")
+NAME_MAX_CHARS = 200
+# When one name node is captured by several patterns, the strongest reading wins.
+_REFERENCE_RANK = {SELF_CALL: -1, CALL: 0, IMPORT: 1, REFERENCE: 2}
+_QUOTES = "\"'`<>"
+
+
+# Among definitions of one name node with equal spans, a finer kind wins over a general one.
+_SPECIFIC_KINDS = frozenset({"method", "constructor"})
+
+
+def _wider_or_finer(new: tuple[int, int, int, str, str], old: tuple[int, int, int, str, str]) -> bool:
+    new_width, old_width = new[1] - new[0], old[1] - old[0]
+    if new_width != old_width:
+        return new_width > old_width
+    if (new[3] in _SPECIFIC_KINDS) != (old[3] in _SPECIFIC_KINDS):
+        return new[3] in _SPECIFIC_KINDS
+    return bool(new[4]) and not old[4]  # then the reading that names the receiver type
+
+
+_DOT, _GREATER, _MINUS, _NEWLINE_BYTE = ord("."), ord(">"), ord("-"), ord("\n")
+_SPACE = frozenset(b" \t\r\n")
+
+
+def _after_receiver(source: bytes, start: int) -> bool:
+    """Whether the name at ``start`` follows ``.`` or ``->`` (blanks between allowed), not ``..`` (a range)."""
+    i = start - 1
+    if i >= 0 and source[i] in _SPACE:  # rare: a chain broken over lines
+        while i >= 0 and start - i < 64 and source[i] in _SPACE:
+            i -= 1
+    if i < 0:
+        return False
+    if source[i] == _DOT:
+        return i == 0 or source[i - 1] != _DOT
+    return source[i] == _GREATER and i > 0 and source[i - 1] == _MINUS
+
+
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_OPEN_PAREN, _CLOSE_PAREN = ord("("), ord(")")
+# How many plain names a typed receiver may chain (`self.app.config` is three).
+MAX_CHAIN = 3
+_CALL_SCAN_BYTES = 2000
+_SUPER_CALL = b"super()"
+# Receivers whose meaning needs no binding: the instance, the class, the parent class.
+# An annotation in a class body types an attribute of its instances (`config: Config`).
+_CLASS_BODY_KINDS = frozenset({"class", "interface", "struct"})
+_SELF_RECEIVERS = frozenset({"self", "cls", "this", "super"})
+_SELF_RECEIVER_BYTES = frozenset(name.encode("ascii") for name in _SELF_RECEIVERS)
+# What stands before a constructor call that gives a variable its type: `app = Flask(`, `app: Flask = Flask(`,
+# `const app = new Flask(`, `app = await make(`. Read from the text, like the receiver itself.
+_ASSIGNED = re.compile(rb"(?m:^|[;{]|\b(?:const|let|var))\s*((?:self\.|this\.)?[A-Za-z_]\w*)"
+                       rb"\s*(?::[^=\n]*)?:?=\s*(?:await\s+|new\s+)?$")
+# A declared type: a parameter or variable `name: Type` (Python, TypeScript), optionally quoted or dotted.
+_ANNOTATED = re.compile(rb"\b([A-Za-z_]\w*)\s*:\s*[\"']?(?:[A-Za-z_]\w*\.)*(_*[A-Z]\w*)[\"']?\s*(?=[,)=\n])")
+
+
+# `from m import Base as Alias`, `import { Base as Alias }`: the name a file uses for an imported one.
+_ALIAS = re.compile(rb"\s+as\s+([A-Za-z_]\w*)")
+# The scope a binding row names for an alias: ``[ALIAS_SCOPE, alias, imported name]``.
+ALIAS_SCOPE = -2
+# The variable a binding row names for a function's declared result: ``[function, RETURNS, type]``.
+RETURNS = "->"
+# A binding's type that is a call's result: CALL_RESULT + the call's reference index in the file.
+CALL_RESULT = "#"
+# The end of a Python function's header and its declared result: `) -> Response:` (over several lines).
+_HEADER_END = re.compile(rb"\)\s*(?:->\s*([^:\n]+?))?\s*:[ \t]*(?:#[^\n]*)?\r?\n")
+_PLAIN_TYPE = re.compile(r"""^["']?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)["']?$""")
+_HEADER_SCAN_BYTES = 4096
+# The same at the start of a line only: a module's variable (the one scan a file without `def` gets).
+_ANNOTATED_AT_LINE_START = re.compile(rb"^" + _ANNOTATED.pattern[2:], re.MULTILINE)
+# `self.app = app`: an attribute given a variable's value (typed where the variable is: a parameter).
+_ATTRIBUTE_FROM_VARIABLE = re.compile(
+    rb"^[ \t]*((?:self|this)\.[A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_]\w*)[ \t]*;?[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+# The variable a binding row names for a function's own names (its parameters and what it assigns),
+# the type holding them joined by ",": a bare use of one of them is that local, never a definition.
+LOCALS = "()"
+_NAMES = rb"[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*"
+_LOCAL_NAMES = (
+    re.compile(rb"^[ \t]*(" + _NAMES + rb")[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE),  # a, b = ...
+    re.compile(rb"^[ \t]*(?:async[ \t]+)?for[ \t]+\(?(" + _NAMES + rb")\)?[ \t]+in\b", re.MULTILINE),
+    re.compile(rb"\bas[ \t]+([A-Za-z_]\w*)"),  # with ... as f, except ... as e
+)
+_PARAMETER = re.compile(r"^[\s*]*([A-Za-z_]\w*)")
+# `return app` / `yield app` alone on a line: the function's result is that variable's value.
+_RETURNED = re.compile(rb"^[ \t]*(?:return|yield)[ \t]+([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+# A binding's type that is a variable of the same function: RETURNED_VARIABLE + its name.
+RETURNED_VARIABLE = "="
+
+
+def _receiver_before(source: bytes, start: int, calls: dict[int, int] | None = None) -> str | None:
+    """What is written before ``.name`` at ``start``, when a reading of the text can type it; else None.
+
+    A plain name or a chain of them (``app``, ``requests.utils``, ``self.app``: at most
+    :data:`MAX_CHAIN` parts), ``super`` for ``super().name``, or :data:`CALL_RESULT` + the index of
+    the call whose value it is (``app.test_client().open``; ``calls``: name start -> reference
+    index of the calls already read). None for anything else (a subscript, a literal).
+    """
+    i = start - 1
+    while i >= 0 and source[i] in _SPACE:
+        i -= 1
+    if i < 1 or source[i] != _DOT:
+        return None
+    end = i
+    if source[end - len(_SUPER_CALL):end] == _SUPER_CALL:
+        return "super"
+    if source[end - 1] == _CLOSE_PAREN:
+        opening = _matching_open(source, end - 1)
+        if opening is None or calls is None:
+            return None
+        j = opening - 1
+        while j >= 0 and source[j] in _WORD:
+            j -= 1
+        found = calls.get(j + 1) if j + 1 < opening else None
+        return f"{CALL_RESULT}{found}" if found is not None else None
+    parts = 0
+    i = end
+    while True:
+        i -= 1
+        word_end = i + 1
+        while i >= 0 and source[i] in _WORD:
+            i -= 1
+        if i + 1 == word_end or source[i + 1] in b"0123456789":
+            return None
+        parts += 1
+        if i >= 0 and source[i] == _DOT and parts < MAX_CHAIN:
+            continue
+        if i >= 0 and source[i] == _DOT:
+            return None  # longer chains are left untyped
+        return source[i + 1:end].decode("ascii")
+
+
+def _add_receiver_uses(source: bytes, refs: dict[int, tuple[int, str, str | None]]) -> None:
+    """The names a use is read through are uses too: ``run_command`` and ``logger`` in
+    ``run_command.make_context()`` and ``self.logger.error()`` (``self``/``this``/``cls`` aside).
+
+    A tags query captures the last name of a chain (the call); the ones before it are found in the
+    text, like the receiver itself, and recorded as plain references.
+    """
+    for key in list(refs):
+        i = key - 1
+        for _part in range(MAX_CHAIN):
+            while i >= 0 and source[i] in _SPACE:
+                i -= 1
+            if i < 1 or source[i] != _DOT or source[i - 1] == _DOT:
+                break
+            end = i
+            i -= 1
+            while i >= 0 and source[i] in _WORD:
+                i -= 1
+            start = i + 1
+            if start == end or source[start] in b"0123456789":
+                break
+            if start not in refs and source[start:end] not in _SELF_RECEIVER_BYTES:
+                refs[start] = (end, REFERENCE, None)
+
+
+def _parameter_names(header: str) -> list[str]:
+    """The parameter names in the text between a function's parentheses (commas inside brackets skipped)."""
+    names: list[str] = []
+    depth = 0
+    part_start = 0
+    for i, char in enumerate(header + ","):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            found = _PARAMETER.match(header[part_start:i])
+            if found is not None:
+                names.append(found.group(1))
+            part_start = i + 1
+    return names
+
+
+def _matching_open(source: bytes, close: int) -> int | None:
+    """The ``(`` that the ``)`` at ``close`` ends (brackets counted, strings not), within a few lines."""
+    depth = 0
+    i = close
+    stop = max(0, close - _CALL_SCAN_BYTES)
+    while i >= stop:
+        byte = source[i]
+        if byte == _CLOSE_PAREN:
+            depth += 1
+        elif byte == _OPEN_PAREN:
+            depth -= 1
+            if depth == 0:
+                return i
+        i -= 1
+    return None
+
+
+def _assigned_variable(source: bytes, line_start: int, name_start: int, name_end: int) -> str | None:
+    """The variable a call at ``name_start`` is assigned to (``app`` in ``app = flask.Flask(...)``), or None."""
+    equals = source.rfind(b"=", line_start, name_start)
+    if equals < 0:  # most calls: nothing is assigned on their line
+        return None
+    after = name_end
+    while after < len(source) and source[after] in _SPACE:
+        after += 1
+    if after >= len(source) or source[after] != _OPEN_PAREN:
+        return None
+    start = name_start  # the callee expression starts before its receivers: `flask.Flask(`
+    while start > line_start and (source[start - 1] in _WORD or source[start - 1] == _DOT):
+        start -= 1
+    found = _ASSIGNED.search(source, line_start, start)
+    return found.group(1).decode("ascii") if found is not None and found.end() == start else None
+
+
+def _role(capture: str) -> tuple[str, str] | None:
+    """``("d", kind)`` for ``definition.<kind>``, ``("r", kind)`` for ``reference.<kind>``, else None."""
+    if capture.startswith("definition.") and len(capture) > len("definition."):
+        return "d", capture[len("definition."):]
+    if capture.startswith("reference."):
+        suffix = capture[len("reference."):]
+        if suffix == "call.self":
+            return "r", SELF_CALL
+        return "r", CALL if suffix == "call" else IMPORT if suffix == "import" else REFERENCE
+    return None
+
+
+def _name(source: bytes, node: Node) -> str | None:
+    return _text(source, node.start_byte, node.end_byte)
+
+
+def _text(source: bytes, start: int, end: int) -> str | None:
+    if end - start > NAME_MAX_CHARS * 4:
+        return None
+    text = source[start:end].decode("utf-8", errors="replace").strip()
+    if not text or len(text) > NAME_MAX_CHARS or "\n" in text or "\x1f" in text:  # U+001F separates stored names
+        return None
+    return text
+
+
+class SymbolExtractor:
+    """A compiled tags query and the reading of its captures.
+
+    The query may also carry the chunker's own patterns after the tags (``tags_length``: where they
+    start in the query text): one walk of the tree then finds the chunk and import nodes and the
+    symbols together (:meth:`run`), which costs about as much as the tags alone.
+    """
+
+    def __init__(self, query: Query, tags_length: int | None = None) -> None:
+        self.query = query
+        names = [query.capture_name(i) for i in range(query.capture_count)]
+        self.roles = {name: _role(name) for name in names}
+        # Captures the engine does not read (@doc, @ignore) are switched off: fewer nodes to hand over.
+        for name in names:
+            if name not in ("name", "module", "receiver", *CHUNKER_CAPTURES) and self.roles[name] is None \
+                    and not name.startswith("_"):
+                query.disable_capture(name)
+        self._pattern_role: dict[int, tuple[str, str, str] | None] = {}
+        self.chunker_patterns = frozenset(
+            i for i in range(query.pattern_count)
+            if tags_length is not None and query.start_byte_for_pattern(i) >= tags_length)
+
+    def run(self, root: Node) -> tuple[list[tuple[int, dict[str, list[Node]]]], dict[str, list[Node]]]:
+        """One walk: (the tags matches, the chunker's captures by name — ``chunk`` and ``import`` nodes)."""
+        from tree_sitter import QueryCursor
+
+        matches = QueryCursor(self.query).matches(root)
+        if not self.chunker_patterns:
+            return matches, {}
+        mine = self.chunker_patterns
+        captured: dict[str, list[Node]] = {}
+        tags = []
+        for match in matches:
+            if match[0] in mine:
+                for capture_name, nodes in match[1].items():
+                    captured.setdefault(capture_name, []).extend(nodes)
+            else:
+                tags.append(match)
+        return tags, captured
+
+    def _role_of(self, pattern: int, captures: dict[str, list[Node]]) -> tuple[str, str, str] | None:
+        """The role capture of ``pattern`` (learnt from its first match: a pattern's captures are fixed)."""
+        if pattern not in self._pattern_role:
+            found = None
+            for capture_name in captures:
+                role = self.roles.get(capture_name)
+                if role is not None:
+                    found = (capture_name, role[0], role[1])
+                    break
+            self._pattern_role[pattern] = found
+        return self._pattern_role[pattern]
+
+    def extract(self, root: Node, source: bytes, chunks: Sequence[Any]) -> bytes:
+        """The encoded :class:`FileSymbols` of one file (``chunks``: the file's chunks, pre-order)."""
+        return encode_file_symbols(self.symbols(root, source, chunks))
+
+    def symbols(self, root: Node, source: bytes, chunks: Sequence[Any]) -> FileSymbols:
+        return self.from_matches(self.run(root)[0], source, chunks)
+
+    def encoded(self, matches: list[tuple[int, dict[str, list[Node]]]], source: bytes,
+                chunks: Sequence[Any]) -> bytes:
+        """The encoded symbols of one file from the tags matches :meth:`run` returned."""
+        return encode_file_symbols(self.from_matches(matches, source, chunks))
+
+    def from_matches(self, matches: list[tuple[int, dict[str, list[Node]]]], source: bytes,
+                     chunks: Sequence[Any]) -> FileSymbols:
+        # The hot path of indexing with symbols: plain loops, no per-item function calls.
+        # name start -> (node start, node end, name end, kind, receiver type or "")
+        defs: dict[int, tuple[int, int, int, str, str]] = {}
+        refs: dict[int, tuple[int, str, str | None]] = {}  # name start -> (name end, kind, import's module)
+        modules: dict[str, None] = {}
+        rank = _REFERENCE_RANK
+        role_of = self._pattern_role.get
+        for pattern, captures in matches:
+            spec = None
+            if "module" in captures:
+                for node in captures["module"]:
+                    text = _name(source, node)
+                    if text is not None and text.strip(_QUOTES):
+                        modules.setdefault(text.strip(_QUOTES), None)
+                        spec = spec or text.strip(_QUOTES)
+            names = captures.get("name")
+            if not names:
+                continue
+            role = role_of(pattern, _UNKNOWN)
+            if role is _UNKNOWN:
+                role = self._role_of(pattern, captures)
+            if role is None:
+                continue
+            capture_name, side, kind = role
+            if side == "d":
+                outer = captures[capture_name][0]
+                # A method declared outside its type (Go) names the type as @receiver.
+                receiver = (_name(source, captures["receiver"][0]) or "") if "receiver" in captures else ""
+                for name_node in names:
+                    key = name_node.start_byte
+                    # Several patterns may name one definition (a method is a function too): the widest
+                    # node wins (a C function's body, not just its declarator), then the finer kind.
+                    found = (outer.start_byte, outer.end_byte, name_node.end_byte, kind, receiver)
+                    prior_def = defs.get(key)
+                    if prior_def is None or _wider_or_finer(found, prior_def):
+                        defs[key] = found
+            else:
+                module = spec if kind == IMPORT else None
+                for name_node in names:
+                    key = name_node.start_byte
+                    prior = refs.get(key)
+                    if prior is None or rank[kind] < rank[prior[1]]:
+                        refs[key] = (name_node.end_byte, kind, module)
+        _add_receiver_uses(source, refs)
+        for key in defs:
+            refs.pop(key, None)  # a definition's own name is not also a use of it
+        return self._record(source, chunks, defs, refs, list(modules))
+
+    @staticmethod
+    def _record(source: bytes, chunks: Sequence[Any], defs: dict[int, tuple[int, int, int, str, str]],
+                refs: dict[int, tuple[int, str, str | None]], modules: list[str]) -> FileSymbols:
+        newlines = [m.start() for m in _NEWLINE.finditer(source)]
+        n_lines = len(newlines) + 1
+        newlines.append(len(source) + 1)  # a sentinel: the line pointer below never runs off the end
+        # The innermost chunk of each line: chunks come in pre-order, so an inner one is written last.
+        line_chunk = [-1] * (n_lines + 1)
+        # A definition's chunk is the one cut from the same lines when there is one (several chunks
+        # may share a line: a one-line class and its method), else the innermost chunk at its line.
+        exact: dict[tuple[int, int], int] = {}
+        for i, chunk in enumerate(chunks):
+            first, last = max(chunk.start_line, 1), min(chunk.end_line, n_lines)
+            line_chunk[first:last + 1] = [i] * (last - first + 1)
+            exact.setdefault((chunk.start_line, chunk.end_line), i)
+        names: dict[bytes, str | None] = {}  # each distinct name decoded once
+        codes = REFERENCE_CODES
+
+        # Definitions (by start, outer first) and references (by offset) in one sweep over the file,
+        # with a stack of the definitions open at that point and a line counter that only moves on.
+        events = sorted([(start, 0, -end, key) for key, (start, end, _ne, _k, _r) in defs.items()]
+                        + [(key, 1, 0, key) for key in refs])
+        definitions: list[list[object]] = []
+        # The references as columns (model.ReferenceColumns), filled in file order.
+        ref_names: list[str] = []
+        ref_codes: list[str] = []
+        ref_lines: list[int] = []
+        ref_enclosing: list[int] = []
+        ref_chunks: list[int] = []
+        ref_modules: list[str | None] = []
+        receivers: list[list[object]] = []  # [reference index, the plain name before its "."]
+        calls: dict[int, int] = {}  # the start of a call's name -> its reference index
+        bindings: list[list[object]] = []  # [scope, variable, type]
+        spans: list[tuple[int, int]] = []  # (start, end byte) of each definition, for the annotations
+        stack: list[tuple[int, int]] = []  # (end byte, definition index) of the open definitions
+        line = 1
+        for offset, is_ref, negative_end, key in events:
+            while newlines[line - 1] < offset:
+                line += 1
+            while stack and stack[-1][0] <= offset:
+                stack.pop()
+            if is_ref:
+                name_end, kind, spec = refs[key]
+                raw = source[key:name_end]
+                name = names[raw] if raw in names else names.setdefault(raw, _text(source, key, name_end))
+                if name is not None:
+                    # A name right after "." or "->" (spaces and line breaks between allowed) is read
+                    # through a receiver: upper-case code. Language-neutral: no node kinds involved.
+                    after_receiver = _after_receiver(source, key)
+                    if kind in (CALL, SELF_CALL):
+                        calls[key] = len(ref_names)
+                    if after_receiver and (receiver := _receiver_before(source, key, calls)) is not None:
+                        receivers.append([len(ref_names), receiver])
+                    if kind == IMPORT and (alias := _ALIAS.match(source, name_end)) is not None:
+                        bindings.append([ALIAS_SCOPE, alias.group(1).decode("ascii"), name])
+                    elif kind in (CALL, SELF_CALL):  # `app = Flask(...)`, `r = requests.get(...)` type `app`, `r`
+                        line_start = newlines[line - 2] + 1 if line > 1 else 0
+                        variable = _assigned_variable(source, line_start, key, name_end)
+                        if variable is not None:
+                            # Its type is what the call makes or returns, found when the call is resolved.
+                            value = f"{CALL_RESULT}{len(ref_names)}"
+                            # The scope is around the variable's own definition (a module-level
+                            # `bp = Blueprint(...)` is a definition named `bp` in some tags queries).
+                            depth = len(stack)
+                            while depth and definitions[stack[depth - 1][1]][0] == variable \
+                                    and definitions[stack[depth - 1][1]][2] == line:
+                                depth -= 1
+                            bindings.append([stack[depth - 1][1] if depth else -1, variable, value])
+                    ref_names.append(name)
+                    ref_codes.append(codes[kind].upper() if after_receiver else codes[kind])
+                    ref_lines.append(line)
+                    ref_enclosing.append(stack[-1][1] if stack else -1)
+                    ref_chunks.append(line_chunk[line])
+                    ref_modules.append(spec)
+                continue
+            start, end, name_end, kind, receiver = defs[key]
+            name = _text(source, key, name_end)
+            if name is None:
+                continue
+            end = -negative_end
+            stop = source.find(b"\n", start, end)
+            first_line = source[start:stop if stop >= 0 else end].decode("utf-8", errors="replace").strip()
+            end_line = bisect_left(newlines, end) + 1  # the chunker's rule: a definition and its chunk agree
+            definitions.append([name, kind, line, end_line, stack[-1][1] if stack else -1,
+                                exact.get((line, end_line), line_chunk[line]), first_line[:SIGNATURE_MAX_CHARS]])
+            if receiver:
+                definitions[-1].append(receiver)
+            if first_line.startswith(("def ", "async def ")):
+                header = _HEADER_END.search(source, start, min(end, start + _HEADER_SCAN_BYTES))
+                opening = source.find(b"(", start, header.start() + 1) if header is not None else -1
+                if header is not None and opening >= 0:
+                    parameters = _parameter_names(source[opening + 1:header.start()].decode("utf-8", "replace"))
+                    if parameters:
+                        bindings.append([len(definitions) - 1, LOCALS, ",".join(parameters)])
+                result = header.group(1) if header is not None else None
+                plain = _PLAIN_TYPE.match(result.decode("utf-8", errors="replace").strip()) if result else None
+                if plain is not None and plain.group(1) != "None":
+                    bindings.append([len(definitions) - 1, RETURNS, plain.group(1)])
+            stack.append((end, len(definitions) - 1))
+            spans.append((start, end))
+        # An import names the module it comes from (its index in ``modules``; -1 for the rest).
+        module_index = {spec: i for i, spec in enumerate(modules)}
+        references = ReferenceColumns(ref_names, "".join(ref_codes), ref_lines, ref_enclosing, ref_chunks,
+                                      [module_index[spec] if spec is not None else -1 for spec in ref_modules])
+        receivers, bindings = _typed_receivers(source, spans, definitions, references, modules, receivers, bindings)
+        return FileSymbols(definitions, references, modules, receivers, bindings)
+
+
+def _typed_receivers(source: bytes, spans: list[tuple[int, int]], definitions: list[list[object]],
+                     references: ReferenceColumns, modules: list[str], receivers: list[list[object]],
+                     bindings: list[list[object]]) -> tuple[list[list[object]], list[list[object]]]:
+    """The receivers worth keeping (those the file can type) and the bindings worth keeping.
+
+    A receiver is kept when it is the instance (``self``), a variable bound in the file (an
+    assignment from a call, an annotation), a name the file imports or defines, a module it
+    imports, or a capitalised name (a class); the rest (``app`` as an untyped parameter) would only
+    grow the record, since resolution treats a missing receiver and an unknown one alike. A binding
+    is kept when a kept receiver reads it, or another file may (a module-level variable, an alias,
+    a function's declared result).
+    """
+    wanted = {str(r[1]) for r in receivers}
+    # The scans after the annotations read one syntax (`for x in`, `return x`, a `def …:` header);
+    # files with no definition whose first line is such a header skip them (a `def` line that does
+    # not end in `:` is another language's, whose text these scans would misread).
+    python_like = any(str(d[6]).startswith(("def ", "async def ")) and str(d[6]).split("#", 1)[0].rstrip()
+                      .endswith(":") for d in definitions)
+    starts = [start for start, _end in spans]
+    # `app: Flask` (a parameter or a variable) in the innermost definition around it: for a variable
+    # some receiver reads, or one declared at the start of a line (a module's, which others import).
+    for found in (_ANNOTATED if python_like else _ANNOTATED_AT_LINE_START).finditer(source):
+        variable = found.group(1).decode("ascii")
+        offset = found.start()
+        if variable not in wanted and offset > 0 and source[offset - 1] != _NEWLINE_BYTE:
+            continue
+        scope = bisect_left(starts, offset + 1) - 1
+        # Up to the innermost definition around it that is not the annotated variable itself.
+        while scope >= 0 and (spans[scope][1] <= offset
+                              or (spans[scope][0] == offset and definitions[scope][0] == variable)):
+            scope = int(definitions[scope][4]) if isinstance(definitions[scope][4], int) else -1  # type: ignore[call-overload]
+        if variable in wanted or scope == -1:  # a module's `g: AppGlobals = ...` may be imported
+            bindings.append([scope, variable, found.group(2).decode("ascii")])
+    for found in _ATTRIBUTE_FROM_VARIABLE.finditer(source) if python_like else ():
+        offset = found.start(1)
+        scope = bisect_left(starts, offset + 1) - 1
+        while scope >= 0 and spans[scope][1] <= offset:
+            scope = int(definitions[scope][4]) if isinstance(definitions[scope][4], int) else -1  # type: ignore[call-overload]
+        if scope >= 0:
+            bindings.append([scope, found.group(1).decode("ascii"), RETURNED_VARIABLE + found.group(2).decode("ascii")])
+    function_kinds = {i for i, d in enumerate(definitions) if d[1] not in _CLASS_BODY_KINDS}
+    # One row of local names per function: its parameters (read with its header) and what it assigns.
+    local_names: dict[int, set[str]] = {}
+    for row in bindings:
+        if row[1] == LOCALS:
+            local_names.setdefault(int(row[0]), set()).update(str(row[2]).split(","))  # type: ignore[call-overload]
+    bindings = [row for row in bindings if row[1] != LOCALS]
+    for pattern in _LOCAL_NAMES if python_like else ():
+        for found in pattern.finditer(source):
+            offset = found.start(1)
+            scope = bisect_left(starts, offset + 1) - 1
+            while scope >= 0 and spans[scope][1] <= offset:
+                scope = int(definitions[scope][4]) if isinstance(definitions[scope][4], int) else -1  # type: ignore[call-overload]
+            if scope in function_kinds:
+                local_names.setdefault(scope, set()).update(
+                    n.strip() for n in found.group(1).decode("ascii").split(","))
+    bindings.extend([scope, LOCALS, ",".join(sorted(names))] for scope, names in local_names.items())
+    for found in _RETURNED.finditer(source) if python_like else ():
+        offset = found.start(1)
+        scope = bisect_left(starts, offset + 1) - 1
+        while scope >= 0 and spans[scope][1] <= offset:
+            scope = int(definitions[scope][4]) if isinstance(definitions[scope][4], int) else -1  # type: ignore[call-overload]
+        if scope >= 0:
+            bindings.append([scope, RETURNS, RETURNED_VARIABLE + found.group(1).decode("ascii")])
+    kept: list[list[object]] = []
+    if receivers:
+        known = {str(b[1]) for b in bindings} | _SELF_RECEIVERS | {str(d[0]) for d in definitions}
+        if "i" in references.codes or "I" in references.codes:
+            known.update(references.names[i] for i, code in enumerate(references.codes) if code in "iI")
+        known.update(part for spec in modules for part in re.split(r"[./]", spec) if part)
+        kept = [r for r in receivers if str(r[1]).split(".", 1)[0] in known or str(r[1])[:1].isupper()
+                or str(r[1]).startswith(CALL_RESULT)]
+    used = {str(r[1]) for r in kept}
+    # A variable another binding reads: a function returns it, an attribute is given its value.
+    returned = {(b[0], str(b[2])[1:]) for b in bindings
+                if (b[1] == RETURNS or str(b[1]).startswith(("self.", "this.")))
+                and str(b[2]).startswith(RETURNED_VARIABLE)}
+    # Every binding's scope is a definition index, -1 (the module) or ALIAS_SCOPE.
+    typed = [(int(b[0]), str(b[1]), str(b[2])) for b in bindings]  # type: ignore[call-overload]
+    unique = sorted({(scope, name, value) for scope, name, value in typed
+                     if (scope == ALIAS_SCOPE and name != value) or scope == -1 or name in used
+                     or name in (RETURNS, LOCALS) or (scope, name) in returned
+                     or name.startswith(("self.", "this."))
+                     or (scope >= 0 and definitions[scope][1] in _CLASS_BODY_KINDS)})
+    return kept, [list(b) for b in unique]
+
+
+def symbol_extractor(host: PluginHost, pack: LanguagePack, chunker_patterns: str = "") -> SymbolExtractor | None:
+    """The extractor of ``pack``'s files, or None when the language has no (compilable) tags query.
+
+    ``chunker_patterns`` (capturing ``@chunk`` and ``@import``) are compiled into the same query when
+    they compile with it; otherwise the extractor holds the tags alone and the chunker walks on its own.
+    """
+    from cce_core.symbols.tags import compile_tags_query, tags_query_text
+
+    if chunker_patterns:
+        text = tags_query_text(host, pack)
+        if text and text.strip():
+            try:
+                from tree_sitter import Query
+
+                return SymbolExtractor(Query(pack.grammar(), text + "\n" + chunker_patterns), len(text.encode("utf-8")))
+            except Exception:  # the tags alone decide below whether the language has symbols
+                pass
+    query, _problem = compile_tags_query(host, pack)
+    return SymbolExtractor(query) if query is not None else None

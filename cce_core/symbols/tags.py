@@ -1,0 +1,71 @@
+"""Which tags query a language pack's symbols come from: the grammar's shipped ``tags.scm``, or a plugin's answer.
+
+Tree-sitter grammar distributions ship ``queries/tags.scm`` in their wheels
+(the query GitHub's code navigation and ``tree-sitter tags`` read). The
+engine finds it through the distribution the pack names
+(``LanguagePack.grammar_distribution``) and hands it to the
+``cce_tags_query`` hook, whose first answer replaces or extends it. Nothing
+here parses a file: :mod:`.extract` runs the compiled query.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.resources
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from cce_core.hookspecs import LanguagePack
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from tree_sitter import Query
+
+    from cce_core.plugins.host import PluginHost
+
+TAGS_FILE = "queries/tags.scm"
+
+
+@lru_cache(maxsize=64)
+def shipped_tags_query(grammar_distribution: str) -> str | None:
+    """The ``queries/tags.scm`` text the distribution ships, or ``None`` (no distribution, or no such file)."""
+    if not grammar_distribution:
+        return None
+    try:
+        shipped = [f for f in importlib.metadata.files(grammar_distribution) or ()
+                   if str(f).replace("\\", "/").endswith(TAGS_FILE)]
+        if shipped:
+            # A distribution holding several grammars (typescript and tsx) ships one package; take the shortest path.
+            best = min(shipped, key=lambda f: (len(str(f)), str(f)))
+            return best.read_text(encoding="utf-8")
+    except (importlib.metadata.PackageNotFoundError, OSError, UnicodeDecodeError):
+        pass
+    try:  # an editable or unusual install lists no files: try the import package the name implies
+        resource = importlib.resources.files(grammar_distribution.replace("-", "_")).joinpath(TAGS_FILE)
+        return resource.read_text(encoding="utf-8") if resource.is_file() else None
+    except (ModuleNotFoundError, OSError, UnicodeDecodeError, TypeError, ValueError):
+        return None
+
+
+def tags_query_text(host: PluginHost, pack: LanguagePack) -> str | None:
+    """The tags query ``pack``'s files are read with: the hook's first answer, else the shipped one."""
+    shipped = shipped_tags_query(pack.grammar_distribution)
+    try:
+        answer = host.pm.hook.cce_tags_query(language=pack.name, shipped=shipped)
+    except Exception:  # a failing plugin must not cost the language its shipped query
+        answer = None
+    if isinstance(answer, str):
+        return answer
+    return shipped
+
+
+def compile_tags_query(host: PluginHost, pack: LanguagePack) -> tuple[Query | None, str]:
+    """``(query, "")``; ``(None, "")`` when the language has no query; ``(None, problem)`` when it does not compile."""
+    text = tags_query_text(host, pack)
+    if not text or not text.strip():
+        return None, ""
+    try:
+        from tree_sitter import Query
+
+        return Query(pack.grammar(), text), ""
+    except Exception as exc:  # the compiler's message is the diagnosis
+        return None, f"the tags query of pack {pack.name!r} does not compile: {type(exc).__name__}: {exc}"

@@ -1,0 +1,174 @@
+"""Symbols per language: what each pack's tags query (the grammar's tags.scm plus the pack's patterns) finds.
+
+Each fixture is a small file of the language; the checks name the
+definitions with their qualified names and kinds, and the calls with the
+definition they sit in, as the store records them at index time.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cce_core.indexing.chunker import Chunker
+from cce_core.plugins.host import PluginHost
+from cce_core.symbols.index import SymbolIndex
+from cce_core.symbols.model import decode_file_symbols
+
+
+def _index(module_name: str, files: dict[str, str]) -> SymbolIndex:
+    """The symbol index of ``files`` chunked with one pack plugin alone (no other plugin can interfere)."""
+    plugin = pytest.importorskip(module_name)
+    # An optional pack's module can be on the path while its grammar wheel is not installed.
+    pytest.importorskip("tree_sitter_" + module_name.removeprefix("cce_pack_"))
+    host = PluginHost([(plugin, module_name.replace("_", "-"))], entry_points=False)
+    chunker = Chunker(host)
+    records = {}
+    for path, text in files.items():
+        chunked = chunker.chunk_file(path, text)
+        assert chunked.symbols is not None, f"{module_name}: no symbols recorded for {path}"
+        pack = host.packs.pack_for(path)
+        records[path] = (decode_file_symbols(chunked.symbols), pack.name if pack else "",
+                         [c.chunk_id for c in chunked.chunks])
+    return SymbolIndex(records, host)
+
+
+def _defs(index: SymbolIndex) -> set[tuple[str, str, int]]:
+    return {(d.qualified_name, d.kind, d.line) for d in index.all_definitions()}
+
+
+def _calls(index: SymbolIndex) -> set[tuple[str, int, str | None]]:
+    return {(r.name, r.line, r.enclosing) for r in index.all_references() if r.kind == "call"}
+
+
+PYTHON = '''import os
+from .helpers import slugify as slug, render
+
+
+class Page:
+    @property
+    def title(self):
+        return slug(self.raw)
+
+    def save(self, path):
+        render(self)
+        os.path.join(path, self.title)
+
+
+def build(pages):
+    return [Page() for p in pages]
+'''
+
+
+def test_python_methods_imports_and_calls():
+    index = _index("cce_pack_python", {"site/page.py": PYTHON})
+    assert {("Page", "class", 5), ("Page.title", "method", 7), ("Page.save", "method", 10),
+            ("build", "function", 15)} <= _defs(index)
+    assert {("slug", 8, "Page.title"), ("render", 11, "Page.save"), ("join", 12, "Page.save"),
+            ("Page", 16, "build"), ("property", 6, "Page")} <= _calls(index)
+    imports = {(r.name, r.line) for r in index.all_references() if r.kind == "import"}
+    assert imports == {("slugify", 2), ("render", 2)}
+    (title,) = index.definitions("Page.title")
+    assert title.signature == "def title(self):" and title.chunk_id is not None
+    assert (title.end_line, title.file_path) == (8, "site/page.py")
+
+
+def test_javascript_functions_classes_jsx_and_imports():
+    text = ('import { fetchUser } from "./api";\n'
+            "export class Store {\n  load(id) { return fetchUser(id).then(this.save); }\n}\n"
+            "const View = () => <Avatar user={1} />;\n"
+            "function main() { new Store().load(1); }\n")
+    index = _index("cce_pack_javascript", {"src/store.jsx": text})
+    assert {("Store", "class", 2), ("Store.load", "method", 3), ("View", "function", 5),
+            ("main", "function", 6)} <= _defs(index)
+    assert {("fetchUser", 3, "Store.load"), ("then", 3, "Store.load"), ("Avatar", 5, "View"),
+            ("Store", 6, "main"), ("load", 6, "main")} <= _calls(index)
+    assert index.imported_files("src/store.jsx") == frozenset()  # ./api is not in this index
+
+
+def test_typescript_gets_the_javascript_part_and_its_own():
+    text = ('import { z } from "./z";\n'
+            "export interface Shape { area(): number }\n"
+            "export type Id = string;\n"
+            "export class Circle implements Shape {\n  area(): number { return square(this.r); }\n}\n"
+            "export function square(x: number) { return x * x; }\n"
+            "const parse = (v: unknown) => z.parse(v);\n")
+    index = _index("cce_pack_typescript", {"src/shape.ts": text})
+    assert {("Shape", "interface", 2), ("Id", "type", 3), ("Circle", "class", 4), ("Circle.area", "method", 5),
+            ("square", "function", 7), ("parse", "function", 8)} <= _defs(index)
+    assert {("square", 5, "Circle.area"), ("parse", 8, "parse")} <= _calls(index)
+
+
+def test_ruby_methods_nest_in_classes_and_bare_names_are_not_calls():
+    text = ('require_relative "helper"\n'
+            "module Shop\n  class Cart\n    def total(items)\n      count = items.size\n"
+            "      discount(count)\n    end\n\n    def self.empty\n      new\n    end\n  end\nend\n")
+    index = _index("cce_pack_ruby", {"lib/shop/cart.rb": text})
+    assert {("Shop", "module", 2), ("Shop.Cart", "class", 3), ("Shop.Cart.total", "method", 4),
+            ("Shop.Cart.empty", "method", 9)} <= _defs(index)
+    assert {("size", 5, "Shop.Cart.total"), ("discount", 6, "Shop.Cart.total")} <= _calls(index)
+    # a local variable read is a plain reference, not a call (the shipped query's #is-not? local is not evaluated)
+    assert ("count", 6, "Shop.Cart.total") not in _calls(index)
+    assert [d.qualified_name for d in index.definitions("Cart#total")] == ["Shop.Cart.total"]
+
+
+def test_rust_impl_blocks_qualify_methods_and_path_calls_count():
+    text = ("use crate::util::clamp;\n"
+            "pub struct Meter { v: u32 }\n"
+            "impl Meter {\n    pub fn new() -> Self { Meter { v: clamp(0) } }\n"
+            "    fn bump(&mut self) { self.v += 1; }\n}\n"
+            "fn main() { let mut m = Meter::new(); m.bump(); println!(\"x\"); }\n")
+    index = _index("cce_pack_rust", {"src/main.rs": text})
+    assert {("Meter", "class", 2), ("Meter", "implementation", 3), ("Meter.new", "method", 4),
+            ("Meter.bump", "method", 5), ("main", "function", 7)} <= _defs(index)
+    assert {("clamp", 4, "Meter.new"), ("new", 7, "main"), ("bump", 7, "main"), ("println", 7, "main")} \
+        <= _calls(index)
+    assert [d.qualified_name for d in index.definitions("Meter::bump")] == ["Meter.bump"]
+
+
+def test_c_definitions_span_their_bodies_and_prototypes_are_declarations():
+    header = "int area(int w, int h);\n#define SQUARE(x) area((x), (x))\n"
+    source = ('#include "geo.h"\n#include <stdio.h>\n'
+              "int area(int w, int h) {\n  return w * h;\n}\n"
+              "static void report(void) {\n  printf(\"%d\", area(2, 3));\n}\n")
+    index = _index("cce_pack_c", {"src/geo.h": header, "src/geo.c": source})
+    assert {("area", "declaration", 1), ("SQUARE", "macro", 2), ("area", "function", 3),
+            ("report", "function", 6)} <= _defs(index)
+    # the call sits inside report's body: the definition spans the body, not just its declarator
+    assert {("printf", 7, "report"), ("area", 7, "report")} <= _calls(index)
+    assert index.imported_files("src/geo.c") == frozenset({"src/geo.h"})
+
+
+def test_go_methods_calls_and_package_imports():
+    text = ('package main\n\nimport (\n\t"fmt"\n\t"example.com/app/internal/store"\n)\n\n'
+            "type Server struct{}\n\nfunc (s *Server) Start() { store.Open(); fmt.Println(1) }\n\n"
+            "func main() { (&Server{}).Start() }\n")
+    index = _index("cce_pack_go", {"cmd/main.go": text, "internal/store/db.go": "package store\n\nfunc Open() {}\n"})
+    # a method is qualified by its receiver type, though Go declares it outside the type
+    assert {("Server", "type", 8), ("Server.Start", "method", 10), ("main", "function", 12)} <= _defs(index)
+    assert {("Open", 10, "Server.Start"), ("Println", 10, "Server.Start"), ("Start", 12, "main")} <= _calls(index)
+    assert [d.line for d in index.definitions("Server.Start")] == [10]
+    assert index.imported_files("cmd/main.go") == frozenset({"internal/store/db.go"})
+
+
+def test_java_classes_constructors_and_calls():
+    text = ("package com.acme.shop;\n\nimport com.acme.util.Money;\n\n"
+            "public class Cart {\n  public Cart() { }\n"
+            "  public Money total() { return Money.sum(items()); }\n"
+            "  private int items() { return new Money().cents(); }\n}\n")
+    index = _index("cce_pack_java", {"src/main/java/com/acme/shop/Cart.java": text,
+                                     "src/main/java/com/acme/util/Money.java": "package com.acme.util;\n"
+                                     "public class Money { static Money sum(int n) { return null; } }\n"})
+    assert {("Cart", "class", 5), ("Cart.Cart", "constructor", 6), ("Cart.total", "method", 7),
+            ("Cart.items", "method", 8)} <= _defs(index)
+    assert {("sum", 7, "Cart.total"), ("items", 7, "Cart.total"), ("Money", 8, "Cart.items")} <= _calls(index)
+    assert "src/main/java/com/acme/util/Money.java" in index.imported_files("src/main/java/com/acme/shop/Cart.java")
+
+
+@pytest.mark.parametrize("module_name", ["cce_pack_python", "cce_pack_javascript", "cce_pack_typescript",
+                                         "cce_pack_ruby", "cce_pack_rust", "cce_pack_c", "cce_pack_go",
+                                         "cce_pack_java"])
+def test_every_pack_finds_definitions_in_its_own_sample(module_name):
+    plugin = pytest.importorskip(module_name)
+    pack = plugin.PACK
+    index = _index(module_name, {pack.sample_name: pack.sample})
+    assert index.all_definitions(), f"{pack.name}: its tags query finds nothing in its sample"
