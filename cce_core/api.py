@@ -77,6 +77,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time these loa
     from cce_core.authoring.validate import PackReport, PluginReport, validate_plugin
     from cce_core.indexing.chunker import imports_by_node_kind
     from cce_core.retrieval.detail_views import render_definition, structural_renderer
+    from cce_core.symbols.tags import tags_query_extension
 
 API_VERSION = "0.2"
 
@@ -85,6 +86,7 @@ _LAZY = {
     "imports_by_node_kind": "cce_core.indexing.chunker",
     "render_definition": "cce_core.retrieval.detail_views",
     "structural_renderer": "cce_core.retrieval.detail_views",
+    "tags_query_extension": "cce_core.symbols.tags",
     "PackReport": "cce_core.authoring.validate",
     "PluginReport": "cce_core.authoring.validate",
     "validate_plugin": "cce_core.authoring.validate",
@@ -127,6 +129,7 @@ __all__ = [
     "render_definition",
     "render_with",
     "structural_renderer",
+    "tags_query_extension",
     "validate_plugin",
 ]
 
@@ -165,6 +168,7 @@ __since__: dict[str, str] = {
     "render_definition": "0.2.0",
     "render_with": "0.2.0",
     "structural_renderer": "0.2.0",
+    "tags_query_extension": "0.2.1",
     "validate_plugin": "0.2.0",
 }
 

@@ -64,7 +64,7 @@ class PackPlan:
 def _render_init(plan: PackPlan) -> str:
     g = plan.guesses
     import_kinds = g["import_node_types"].kinds
-    api = ["FileConventions", "LanguagePack", "PackExpected", "hookimpl", "structural_renderer"]
+    api = ["FileConventions", "LanguagePack", "PackExpected", "hookimpl", "structural_renderer", "tags_query_extension"]
     if import_kinds:
         api[4:4] = ["imports_by_node_kind", "node_text"]  # the template reads node text through the contract
         imports_code = ("\n" + template_text("imports_from_nodes.py.tmpl") + "\n\n"

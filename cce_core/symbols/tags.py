@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.resources
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -69,3 +70,23 @@ def compile_tags_query(host: PluginHost, pack: LanguagePack) -> tuple[Query | No
         return Query(pack.grammar(), text), ""
     except Exception as exc:  # the compiler's message is the diagnosis
         return None, f"the tags query of pack {pack.name!r} does not compile: {type(exc).__name__}: {exc}"
+
+
+def tags_query_extension(pack_language: str, extension: str) -> Callable[[str, str | None], str | None]:
+    """A ready ``cce_tags_query`` implementation: the grammar's shipped query plus ``extension``, for one language.
+
+    A pack assigns it to a module attribute named ``cce_tags_query``, the way
+    it assigns :func:`~cce_core.retrieval.detail_views.structural_renderer`
+    to ``cce_render_compact``. A pack that must remove shipped patterns writes
+    its own implementation instead.
+    """
+    from cce_core.hookspecs import hookimpl
+
+    @hookimpl
+    def cce_tags_query(language: str, shipped: str | None) -> str | None:
+        if language != pack_language:
+            return None
+        return (shipped or "") + extension
+
+    cce_tags_query.__doc__ = f"The {pack_language} grammar's shipped tags query, extended by its pack."
+    return cce_tags_query

@@ -37,6 +37,7 @@ from cce_core.api import (
     imports_by_node_kind,
     node_text,
     render_definition,
+    tags_query_extension,
 )
 
 if TYPE_CHECKING:
@@ -243,11 +244,8 @@ TAGS_EXTENSION = r"""
 """
 
 
-@hookimpl
-def cce_tags_query(language, shipped):
-    if language != PACK.name:
-        return None
-    return (shipped or "") + TAGS_EXTENSION
+# The grammar's shipped tags query plus the patterns above.
+cce_tags_query = tags_query_extension(PACK.name, TAGS_EXTENSION)
 
 
 @hookimpl

@@ -24,6 +24,7 @@ from cce_core.api import (
     imports_by_node_kind,
     node_text,
     structural_renderer,
+    tags_query_extension,
 )
 
 _LANGUAGE: Language | None = None
@@ -164,11 +165,8 @@ TAGS_EXTENSION = r"""
 """
 
 
-@hookimpl
-def cce_tags_query(language, shipped):
-    if language != PACK.name:
-        return None
-    return (shipped or "") + TAGS_EXTENSION
+# The grammar's shipped tags query plus the patterns above.
+cce_tags_query = tags_query_extension(PACK.name, TAGS_EXTENSION)
 
 
 # Where a relative specifier may point, best first: the path as written, then with each extension a
