@@ -200,7 +200,23 @@ def render_human(fixture_paths: Sequence[str], embedder: str, runs: Sequence[Pro
     per_run = [_style_mrr(r) for r in runs]
     for style, (count, _m) in styles.items():
         lines.append(f"  {style + f' ({count})':<15}" + "".join(f"{format6(m[style][1]):>12}" for m in per_run))
+    # def@1 per style: the "identifier" row is the share of bare-name lookups whose defining chunk comes first.
+    per_run_defs = [_style_def_at_1(r) for r in runs]
+    judged_styles = [s for s in (per_run_defs[0] if per_run_defs else {}) if per_run_defs[0][s][1]]
+    if judged_styles:
+        lines += ["", "  def@1 by style " + "".join(f"{r.profile:>12}" for r in runs)]
+        for style in judged_styles:
+            lines.append(f"  {style:<15}" + "".join(f"{f'{d[style][0]}/{d[style][1]}':>12}" for d in per_run_defs))
     return "\n".join(lines) + "\n"
+
+
+def _style_def_at_1(run: ProfileRun) -> dict[str, tuple[int, int]]:
+    """(first-ranked definitions, judged cases) per query style."""
+    by_style: dict[str, list[bool]] = {}
+    for style, hit in zip(run.styles, run.definition_hits, strict=True):
+        if hit is not None:
+            by_style.setdefault(style or "-", []).append(hit)
+    return {s: (sum(v), len(v)) for s, v in sorted(by_style.items())}
 
 
 def _stats_json(stats: PairedStats) -> dict[str, Any]:
@@ -216,6 +232,7 @@ def render_json(fixture_paths: Sequence[str], embedder: str, runs: Sequence[Prof
             **{key: r.mean(i) for i, (_label, key, _v) in enumerate(METRICS)},
             "def_at_1": {"hits": r.def_at_1[0], "judged": r.def_at_1[1]},
             "mrr_by_style": {s: {"queries": n, "mrr": m} for s, (n, m) in _style_mrr(r).items()},
+            "def_at_1_by_style": {s: {"hits": h, "judged": j} for s, (h, j) in _style_def_at_1(r).items()},
             "queries": [{"id": q.id, "mrr": q.mrr, "recall": q.recall, "first_relevant_rank": q.first_relevant_rank,
                          "style": st, "definition_first": d}
                         for q, st, d in zip(r.scores, r.styles, r.definition_hits, strict=True)],
