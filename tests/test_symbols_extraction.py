@@ -172,3 +172,44 @@ def test_every_pack_finds_definitions_in_its_own_sample(module_name):
     pack = plugin.PACK
     index = _index(module_name, {pack.sample_name: pack.sample})
     assert index.all_definitions(), f"{pack.name}: its tags query finds nothing in its sample"
+
+
+def test_the_one_pass_receiver_scan_agrees_with_the_byte_rule():
+    """``_AFTER_RECEIVER`` (one regex pass per file) marks exactly the offsets ``_after_receiver`` accepts
+    where a name can start (a captured name never starts on a blank)."""
+    import random
+
+    from cce_core.symbols.extract import _AFTER_RECEIVER, _after_receiver
+
+    rng = random.Random(5)
+    for length in list(range(1, 12)) * 60 + [200] * 40:
+        text = bytes(rng.choice(b"..->  \n\tab_(") for _ in range(length))
+        if rng.random() < 0.1:
+            text = b"a." + b" " * rng.randint(60, 70) + b"b"  # the 63-blank limit
+        marked = {m.end() for m in _AFTER_RECEIVER.finditer(text)}
+        for key in range(len(text)):
+            if text[key] not in b" \t\r\n":
+                assert (key in marked) == _after_receiver(text, key), (text, key)
+
+
+def test_the_parenthesis_jump_finds_the_same_opening_as_a_byte_walk():
+    import random
+
+    from cce_core.symbols.extract import _CALL_SCAN_BYTES, _matching_open
+
+    def walk(source: bytes, close: int):
+        depth = 0
+        for i in range(close, max(0, close - _CALL_SCAN_BYTES) - 1, -1):
+            if source[i] == ord(")"):
+                depth += 1
+            elif source[i] == ord("("):
+                depth -= 1
+                if depth == 0:
+                    return i
+        return None
+
+    rng = random.Random(9)
+    for _ in range(2000):
+        text = bytes(rng.choice(b"(()) ab") for _ in range(rng.randint(1, 40)))
+        for close in (i for i, b in enumerate(text) if b == ord(")")):
+            assert _matching_open(text, close) == walk(text, close), (text, close)

@@ -73,6 +73,9 @@ def _after_receiver(source: bytes, start: int) -> bool:
     return source[i] == _GREATER and i > 0 and source[i - 1] == _MINUS
 
 
+# Every offset _after_receiver answers True for is the end of a match: "." not after another "."
+# (a range), or "->", then up to 63 blanks (it looks back 63 bytes over blanks).
+_AFTER_RECEIVER = re.compile(rb"(?:(?<!\.)\.|->)[ \t\r\n]{0,63}")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _OPEN_PAREN, _CLOSE_PAREN = ord("("), ord(")")
 # How many plain names a typed receiver may chain (`self.app.config` is three).
@@ -216,14 +219,16 @@ def _matching_open(source: bytes, close: int) -> int | None:
     i = close
     stop = max(0, close - _CALL_SCAN_BYTES)
     while i >= stop:
-        byte = source[i]
-        if byte == _CLOSE_PAREN:
+        if source[i] == _CLOSE_PAREN:
             depth += 1
-        elif byte == _OPEN_PAREN:
+        else:  # an opening one: every position visited holds a parenthesis
             depth -= 1
             if depth == 0:
                 return i
-        i -= 1
+        # Jump to the previous parenthesis (C-speed searches instead of a Python step per byte).
+        i = max(source.rfind(b"(", stop, i), source.rfind(b")", stop, i))
+        if i < 0:
+            return None
     return None
 
 
@@ -387,6 +392,8 @@ class SymbolExtractor:
     def _record(source: bytes, chunks: Sequence[Any], defs: dict[int, tuple[int, int, int, str, str]],
                 refs: dict[int, tuple[int, str, str | None]], modules: list[str]) -> FileSymbols:
         newlines = [m.start() for m in _NEWLINE.finditer(source)]
+        # Where a name read through a receiver may start (see _after_receiver), found in one pass.
+        after_receivers = {m.end() for m in _AFTER_RECEIVER.finditer(source)}
         n_lines = len(newlines) + 1
         newlines.append(len(source) + 1)  # a sentinel: the line pointer below never runs off the end
         # The innermost chunk of each line: chunks come in pre-order, so an inner one is written last.
@@ -431,7 +438,7 @@ class SymbolExtractor:
                 if name is not None:
                     # A name right after "." or "->" (spaces and line breaks between allowed) is read
                     # through a receiver: upper-case code. Language-neutral: no node kinds involved.
-                    after_receiver = _after_receiver(source, key)
+                    after_receiver = key in after_receivers
                     if kind in (CALL, SELF_CALL):
                         calls[key] = len(ref_names)
                     if after_receiver and (receiver := _receiver_before(source, key, calls)) is not None:
@@ -440,7 +447,9 @@ class SymbolExtractor:
                         bindings.append([ALIAS_SCOPE, alias.group(1).decode("ascii"), name])
                     elif kind in (CALL, SELF_CALL):  # `app = Flask(...)`, `r = requests.get(...)` type `app`, `r`
                         line_start = newlines[line - 2] + 1 if line > 1 else 0
-                        variable = _assigned_variable(source, line_start, key, name_end)
+                        # Most calls have no "=" before them on their line: skip the call then.
+                        variable = _assigned_variable(source, line_start, key, name_end) \
+                            if source.rfind(b"=", line_start, key) >= 0 else None
                         if variable is not None:
                             # Its type is what the call makes or returns, found when the call is resolved.
                             value = f"{CALL_RESULT}{len(ref_names)}"
