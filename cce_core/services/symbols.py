@@ -18,11 +18,10 @@ secrets profile removed comes back here.
 
 from __future__ import annotations
 
-import math
 import subprocess
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,19 +38,6 @@ MAX_DEPTH = 5
 DEFAULT_MAP_TOKENS = 1_024
 MAX_MAP_TOKENS = 16_384
 DIRECTIONS = ("callers", "callees", "both")
-# PageRank: the damping of Aider's repo map, and enough power iterations to settle to 1e-9 on real repositories.
-_DAMPING = 0.85
-_ITERATIONS = 60
-_TOLERANCE = 1e-9
-# A name defined in more files than this is left out of the graph (its uses say nothing about the target).
-_UNINFORMATIVE_NAME_FILES = 50
-# A reference to a private-looking name (leading underscore) says less about a file's centrality.
-_PRIVATE_WEIGHT = 0.1
-# ... and so does a name defined in many files; a long compound name (snake or camel case) says more.
-_COMMON_NAME_FILES = 5
-_COMMON_NAME_WEIGHT = 0.1
-_SPECIFIC_NAME_LENGTH = 8
-_SPECIFIC_NAME_WEIGHT = 10.0
 GIT_TIMEOUT_SECONDS = 60
 
 
@@ -388,15 +374,6 @@ def _def_key(d: Definition) -> tuple[str, int]:
 # --------------------------------------------------------------------------- change_impact
 
 
-@dataclass
-class _Hunks:
-    """Changed lines per file, on the new side of the diff: added or edited lines, and points of deletion."""
-
-    lines: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
-    deleted_after: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
-    files: list[str] = field(default_factory=list)
-
-
 def git_diff_text(root: Path, rev: str | None, staged: bool) -> tuple[str, str]:
     """(the unified diff with no context, a description of what was compared), paths relative to ``root``."""
     if rev is not None and staged:
@@ -423,57 +400,6 @@ def git_diff_text(root: Path, rev: str | None, staged: bool) -> tuple[str, str]:
     return done.stdout.decode("utf-8", "replace"), described
 
 
-def parse_unified_diff(text: str) -> _Hunks:
-    """The new-side changed lines of a ``-U0`` diff; a pure deletion marks the line it follows."""
-    import re
-
-    hunk = re.compile(r"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-    out = _Hunks()
-    path: str | None = None
-    for line in text.split("\n"):
-        if line.startswith("+++ "):
-            target = line[4:]
-            path = None if target == "/dev/null" else (target[2:] if target.startswith("b/") else target)
-            if path is not None and path not in out.files:
-                out.files.append(path)
-            continue
-        if path is None:
-            continue
-        match = hunk.match(line)
-        if not match:
-            continue
-        start, count = int(match.group(2)), int(match.group(3) or 1)
-        if count == 0:
-            out.deleted_after[path].add(start)
-        else:
-            out.lines[path].update(range(start, start + count))
-    return out
-
-
-def touched_definitions(definitions: Iterable[Definition], hunks: _Hunks) -> list[Definition]:
-    """For each changed line, the innermost definition around it; a deletion counts inside the definition."""
-    by_file: dict[str, list[Definition]] = defaultdict(list)
-    for d in definitions:
-        by_file[d.file_path].append(d)
-    touched: dict[tuple[str, int], Definition] = {}
-    for path in sorted(set(hunks.lines) | set(hunks.deleted_after)):
-        spans = by_file.get(path, [])
-
-        def innermost(inside: Any, spans: list[Definition] = spans) -> Definition | None:
-            around = [d for d in spans if inside(d)]
-            return max(around, key=lambda d: (d.line, -d.end_line)) if around else None
-
-        for line in sorted(hunks.lines.get(path, ())):
-            found = innermost(lambda d, n=line: d.line <= n <= d.end_line)
-            if found is not None:
-                touched[_def_key(found)] = found
-        for after in sorted(hunks.deleted_after.get(path, ())):
-            found = innermost(lambda d, n=after: d.line <= n < d.end_line)
-            if found is not None:
-                touched[_def_key(found)] = found
-    return sorted(touched.values(), key=lambda d: (d.file_path, d.line, d.name))
-
-
 def change_impact(root: Path, target: Target, *, rev: str | None = None, staged: bool = False, depth: int = 1,
                   limit: int | None = None, is_test: Any = None) -> ImpactAnswer:
     """The symbols a diff touches, their callers to ``depth`` hops, and the tests that use any of them.
@@ -484,6 +410,8 @@ def change_impact(root: Path, target: Target, *, rev: str | None = None, staged:
     stale index is said in the notice). ``is_test`` decides which paths are
     tests (default: the installed plugins' file conventions).
     """
+    from cce_core.symbols.diff_hunks import parse_unified_diff, touched_definitions
+
     cap, hops = _limit(limit), _depth(depth)
     if rev is not None or staged:
         git_diff_text(root, rev, staged)  # a bad revision is one error line, before any store is opened
@@ -628,6 +556,8 @@ _RANKED: dict[tuple[int, ...], tuple[Any, ...]] = {}
 def _ranked(indexes: Sequence[tuple[str | None, Path, SymbolIndex]]
             ) -> tuple[list[Definition], dict[str, str], dict[str, float], dict[tuple[str, int], float]]:
     """(definitions, namespaced path → member, file → rank, definition → weight) over the indexes, cached."""
+    from cce_core.symbols.centrality import rank_files
+
     key = tuple(id(index) for _member, _root, index in indexes)
     cached = _RANKED.get(key)
     if cached is not None and all(a is b for a, b in zip(cached[0], (i for _m, _r, i in indexes), strict=True)):
@@ -645,7 +575,7 @@ def _ranked(indexes: Sequence[tuple[str | None, Path, SymbolIndex]]
             members_of[f"{member}/{d.file_path}"] = member
             definitions.append(replace(d, file_path=f"{member}/{d.file_path}"))
         references.extend(replace(r, file_path=f"{member}/{r.file_path}") for r in index.all_references())
-    file_rank, def_weight = _rank(definitions, references)
+    file_rank, def_weight = rank_files(definitions, references)
     answer = (definitions, members_of, file_rank, def_weight)
     if len(_RANKED) >= _OPENED_LIMIT:
         _RANKED.pop(next(iter(_RANKED)))
@@ -665,92 +595,3 @@ def _tokens(text: str) -> int:
     from cce_core.foundation.textrules import estimate_tokens
 
     return estimate_tokens(text)
-
-
-def _rank(definitions: Sequence[Definition], references: Sequence[Reference]
-          ) -> tuple[dict[str, float], dict[tuple[str, int], float]]:
-    """(file → PageRank, definition → its share of its file's rank), over uses between different files."""
-    # A use only points at definitions in its own language: Ruby's `raise` is not the one a JavaScript asset defines.
-    Key = tuple[str, str]  # (language, name)
-    files_of: dict[Key, dict[str, int]] = defaultdict(lambda: defaultdict(int))  # → file → definitions there
-    for d in definitions:
-        files_of[(d.language, d.name)][d.file_path] += 1
-    counts: dict[Key, dict[str, int]] = defaultdict(lambda: defaultdict(int))  # → using file → uses
-    for r in references:
-        if (r.language, r.name) in files_of:
-            counts[(r.language, r.name)][r.file_path] += 1
-    edges: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    per_definition: dict[tuple[Key, str], float] = defaultdict(float)  # (key, file) → weight of each definition
-    for key in sorted(counts):
-        name = key[1]
-        files = files_of[key]
-        if len(files) > _UNINFORMATIVE_NAME_FILES:
-            continue  # `new`, `call`, `initialize` on a large tree: a use says nothing about which file it needs
-        total = sum(files.values())
-        base = _name_weight(name, len(files))
-        for user, count in sorted(counts[key].items()):
-            targets = total - files.get(user, 0)
-            if not targets:
-                continue
-            # sqrt: a file calling a name fifty times is not fifty times as dependent on it (Aider's rule).
-            weight = base * math.sqrt(count) / targets
-            for target, defined in files.items():
-                if target != user:
-                    edges[user][target] += weight * defined
-                    per_definition[(key, target)] += weight
-    nodes = sorted({d.file_path for d in definitions} | set(edges))
-    uses = {_def_key(d): per_definition[((d.language, d.name), d.file_path)] for d in definitions
-            if ((d.language, d.name), d.file_path) in per_definition}
-    return _pagerank(nodes, edges), uses
-
-
-def _name_weight(name: str, defining_files: int) -> float:
-    """How much a use of ``name`` says about dependence: long specific names more, private or common ones less."""
-    weight = 1.0
-    if name.startswith("_"):
-        weight *= _PRIVATE_WEIGHT
-    if defining_files > _COMMON_NAME_FILES:
-        weight *= _COMMON_NAME_WEIGHT  # get, run, __init__: defined everywhere, resolves nowhere in particular
-    if len(name) >= _SPECIFIC_NAME_LENGTH and ("_" in name.strip("_") or name[1:] != name[1:].lower()):
-        weight *= _SPECIFIC_NAME_WEIGHT
-    return weight
-
-
-def _pagerank(nodes: Sequence[str], edges: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Power iteration with uniform teleport; a file that uses nothing spreads its rank evenly.
-
-    numpy does the sums (one ``bincount`` per iteration, in a fixed edge order, so the result is the same on
-    every run); it stops once an iteration moves the ranks by less than ``_TOLERANCE`` in total.
-    """
-    import numpy as np
-
-    if not nodes:
-        return {}
-    position = {n: i for i, n in enumerate(nodes)}
-    sources: list[int] = []
-    targets: list[int] = []
-    weights: list[float] = []
-    for source in sorted(edges):
-        row = edges[source]
-        total = sum(row.values())
-        if not total:
-            continue
-        for target in sorted(row):
-            sources.append(position[source])
-            targets.append(position[target])
-            weights.append(row[target] / total)
-    count = len(nodes)
-    src = np.asarray(sources, dtype=np.int64)
-    dst = np.asarray(targets, dtype=np.int64)
-    share = np.asarray(weights, dtype=np.float64)
-    dangling = np.ones(count, dtype=bool)
-    dangling[src] = False
-    rank = np.full(count, 1.0 / count)
-    for _ in range(_ITERATIONS):
-        spread = (1.0 - _DAMPING) / count + _DAMPING * float(rank[dangling].sum()) / count
-        following = spread + _DAMPING * np.bincount(dst, weights=rank[src] * share, minlength=count)
-        moved = float(np.abs(following - rank).sum())
-        rank = following
-        if moved < _TOLERANCE:
-            break
-    return {n: float(rank[i]) for i, n in enumerate(nodes)}
