@@ -37,14 +37,12 @@ def impact(
 ) -> None:
     """Show the definitions a diff touches, their callers and the tests that use them."""
     from cce_core.agents.symbol_texts import render_impact, render_json
-    from cce_core.cli.commands import write_utf8
-    from cce_core.cli.shared import require_dir, stderr_line
-    from cce_core.cli.symbol_options import symbol_target
+    from cce_core.cli.shared import require_dir
+    from cce_core.cli.symbol_options import show_symbol_answer, symbol_target
     from cce_core.services.symbols import change_impact
 
     root = require_dir(dir_) if dir_ is not None else Path(".")
     target = symbol_target(dir_, store, workspace, package)
     answer = change_impact(root, target, rev=diff, staged=staged, depth=depth, limit=limit)
-    if answer.notice:
-        stderr_line(f"note: {answer.notice}")
-    write_utf8(render_json(answer.as_json()) if json_out else render_impact(answer))
+    show_symbol_answer(answer.notice, True, lambda: render_json(answer.as_json()) if json_out
+                       else render_impact(answer), empty_is_error=False)

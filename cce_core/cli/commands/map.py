@@ -29,15 +29,9 @@ def map_command(
 ) -> None:
     """Print an outline of the most central files and their key definitions within --tokens."""
     from cce_core.agents.symbol_texts import render_json, render_map
-    from cce_core.cli.commands import write_utf8
-    from cce_core.cli.shared import stderr_line
-    from cce_core.cli.symbol_options import symbol_target
-    from cce_core.foundation.errors import CceError
+    from cce_core.cli.symbol_options import show_symbol_answer, symbol_target
     from cce_core.services.symbols import repo_map
 
     answer = repo_map(symbol_target(dir_, store, workspace, package), tokens=tokens)
-    if answer.notice and not answer.files:
-        raise CceError(answer.notice)
-    if answer.notice:
-        stderr_line(f"note: {answer.notice}")
-    write_utf8(render_json(answer.as_json()) if json_out else render_map(answer))
+    show_symbol_answer(answer.notice, bool(answer.files), lambda: render_json(answer.as_json()) if json_out
+                       else render_map(answer))

@@ -34,16 +34,10 @@ def refs(
 ) -> None:
     """Show every use of NAME, grouped by file, with the function each use sits in."""
     from cce_core.agents.symbol_texts import render_json, render_references
-    from cce_core.cli.commands import write_utf8
-    from cce_core.cli.shared import stderr_line
-    from cce_core.cli.symbol_options import symbol_target
-    from cce_core.foundation.errors import CceError
+    from cce_core.cli.symbol_options import show_symbol_answer, symbol_target
     from cce_core.services.symbols import find_references
 
     answer = find_references(symbol_target(dir_, store, workspace, package), name, limit=limit,
                              include_uncertain=all_uses)
-    if answer.notice and not answer.rows:
-        raise CceError(answer.notice)
-    if answer.notice:
-        stderr_line(f"note: {answer.notice}")
-    write_utf8(render_json(answer.as_json("references")) if json_out else render_references(answer))
+    show_symbol_answer(answer.notice, bool(answer.rows), lambda: render_json(answer.as_json("references"))
+                       if json_out else render_references(answer))

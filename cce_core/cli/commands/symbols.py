@@ -31,15 +31,9 @@ def symbols(
 ) -> None:
     """Show where NAME is defined: kind, file:line and signature of each definition."""
     from cce_core.agents.symbol_texts import render_definitions, render_json
-    from cce_core.cli.commands import write_utf8
-    from cce_core.cli.shared import stderr_line
-    from cce_core.cli.symbol_options import symbol_target
-    from cce_core.foundation.errors import CceError
+    from cce_core.cli.symbol_options import show_symbol_answer, symbol_target
     from cce_core.services.symbols import find_symbol
 
     answer = find_symbol(symbol_target(dir_, store, workspace, package), name, fuzzy=fuzzy, limit=limit)
-    if answer.notice and not answer.rows:
-        raise CceError(answer.notice)
-    if answer.notice:
-        stderr_line(f"note: {answer.notice}")
-    write_utf8(render_json(answer.as_json("definitions")) if json_out else render_definitions(answer))
+    show_symbol_answer(answer.notice, bool(answer.rows), lambda: render_json(answer.as_json("definitions"))
+                       if json_out else render_definitions(answer))
