@@ -102,3 +102,32 @@ def git(env: dict[str, str], cwd: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
     return done.stdout.strip()
+
+
+# A modification time far outside the racy window: files aged to it are trusted by (size, time) at once.
+OLD_MTIME = 1_600_000_000
+
+
+def age_tree(root: Path) -> None:
+    """Set every file below ``root`` (the store's ``.cce`` aside) to :data:`OLD_MTIME`."""
+    for path in root.rglob("*"):
+        if path.is_file() and ".cce" not in path.parts:
+            os.utime(path, (OLD_MTIME, OLD_MTIME))
+
+
+def sample_corpus(tmp_path: Path, *core_packages: str) -> Path:
+    """``samples/`` plus copies of the named ``cce_core`` subpackages (real code to index), aged."""
+    root = copy_tree(REPO_ROOT / "samples", tmp_path / "corpus")
+    for package in core_packages:
+        shutil.copytree(REPO_ROOT / "cce_core" / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    age_tree(root)
+    return root
+
+
+def index_with_hash(root: Path, store: Path, **kwargs: object):
+    """``index_directory`` of ``root`` into ``store`` with the installed plugins and the hash embedder."""
+    from cce_core.indexing.indexer import index_directory
+    from cce_core.plugins.host import default_host
+
+    host = default_host()
+    return index_directory(root, store, host, host.embedder("hash"), **kwargs)  # type: ignore[arg-type]

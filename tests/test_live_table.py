@@ -8,19 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import index_with_hash
 
-from cce_core.indexing.indexer import index_directory
 from cce_core.indexing.live_table import LiveTable, serialize_columns
 from cce_core.indexing.segment import FileEntry, file_columns
 from cce_core.indexing.store import SegmentedStore, load_store, open_segments
-from cce_core.plugins.host import default_host
 
 OLD = 1_600_000_000
-
-
-def _index(root: Path, store: Path):
-    host = default_host()
-    return index_directory(root, store, host, host.embedder("hash"))
 
 
 def _write(path: Path, text: str, stamp: int) -> None:
@@ -70,7 +64,7 @@ def test_incremental_views_equal_a_full_resolution_after_random_edits(tmp_path, 
         present[name] = n
     (root / "zz_ünïcode.py").write_text("def ünï():\n    return 1\n", encoding="utf-8")
     os.utime(root / "zz_ünïcode.py", (OLD, OLD))
-    _index(root, store)
+    index_with_hash(root, store)
     checked = 0
     for step in range(1, 9):
         stamp = OLD + step * 10
@@ -86,7 +80,7 @@ def test_incremental_views_equal_a_full_resolution_after_random_edits(tmp_path, 
                 del present[name]
             elif action == "touch" and name in present:  # same bytes, new time: a refreshed record only
                 os.utime(root / name, (stamp + 1, stamp + 1))
-        _index(root, store)
+        index_with_hash(root, store)
         opened = load_store(store)
         if opened.ordered:  # compacted: no view; the next step extends the compacted store's table
             continue
@@ -140,11 +134,11 @@ def test_file_spans_and_chunk_lengths_read_from_columns_equal_the_file_entries(t
     store = tmp_path / "store" / "index.cce"
     for n in range(40):
         _write(root / f"m_{n:02d}.py", _module("f", n, []), OLD)
-    _index(root, store)
+    index_with_hash(root, store)
     kinds = {"ordered": load_store(store)}
     _write(root / "m_05.py", _module("g", 500, []) + _module("h", 501, []), OLD + 5)
     _write(root / "a_new.py", _module("n", 7, []), OLD + 5)
-    _index(root, store)
+    index_with_hash(root, store)
     kinds["view"] = load_store(store)
     kinds["resolved"] = _resolved(store)
     assert kinds["ordered"].ordered and kinds["view"].view is not None and kinds["resolved"].view is None

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import REPO_ROOT, copy_tree
+from helpers import REPO_ROOT, copy_tree, index_with_hash
 
-from cce_core.indexing.indexer import index_directory
 from cce_core.indexing.segment import MappedSegment
 from cce_core.indexing.store import SegmentedStore, load_store, open_segments, segments_dir
 from cce_core.plugins.host import default_host
@@ -28,11 +27,6 @@ def _corpus(tmp_path: Path) -> Path:
         if path.is_file():
             os.utime(path, (OLD, OLD))
     return root
-
-
-def _index(root: Path, store: Path, **kwargs):
-    host = default_host()
-    return index_directory(root, store, host, host.embedder("hash"), **kwargs)
 
 
 def _edit(root: Path, n: int) -> None:
@@ -59,9 +53,9 @@ def _resolved_without_view(store_path: Path) -> SegmentedStore:
 def test_a_reader_of_a_reindexed_store_parses_no_segment_file_table(tmp_path, monkeypatch):
     root = _corpus(tmp_path)
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     _edit(root, 1)
-    _index(root, store)
+    index_with_hash(root, store)
     parsed: list[str] = []
     real = MappedSegment.json
 
@@ -82,10 +76,10 @@ def test_a_reader_of_a_reindexed_store_parses_no_segment_file_table(tmp_path, mo
 def test_the_view_answers_exactly_like_resolving_the_segments_and_like_a_fresh_index(tmp_path, edits):
     root = _corpus(tmp_path)
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     for n in range(1, edits + 1):
         _edit(root, n)
-        _index(root, store)
+        index_with_hash(root, store)
     viewed, resolved = load_store(store), _resolved_without_view(store)
     assert viewed.view is not None and len(viewed.segments) == edits + 1
     assert viewed.files == resolved.files
@@ -99,7 +93,7 @@ def test_the_view_answers_exactly_like_resolving_the_segments_and_like_a_fresh_i
         assert viewed.file_span(f.path) == resolved.file_span(f.path)
     assert viewed.file_span("no/such/file.py") is None
     fresh = tmp_path / "fresh.cce"
-    _index(root, fresh, reuse=False)
+    index_with_hash(root, fresh, reuse=False)
     for kernel in ("numpy", "lean"):
         assert _answers(viewed, kernel) == _answers(load_store(fresh), kernel)
 
@@ -107,15 +101,15 @@ def test_the_view_answers_exactly_like_resolving_the_segments_and_like_a_fresh_i
 def test_a_damaged_view_is_not_trusted_by_the_next_index(tmp_path):
     root = _corpus(tmp_path)
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     _edit(root, 1)
-    _index(root, store)
+    index_with_hash(root, store)
     view = next(p for p in segments_dir(store).iterdir() if p.name.startswith("view-"))
     raw = bytearray(view.read_bytes())
     raw[-1] ^= 0xFF
     view.write_bytes(bytes(raw))
     assert load_store(store).damaged_segments() == [view.name]
-    data, stats = _index(root, store)
+    data, stats = index_with_hash(root, store)
     assert stats.reused_files == 0  # rebuilt, not trusted
     assert data.identity
 
@@ -132,9 +126,9 @@ def test_blob_strings_decode_ascii_and_non_ascii_blobs_alike():
 def test_an_unreadable_view_is_ignored_and_the_segments_answer(tmp_path):
     root = _corpus(tmp_path)
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     _edit(root, 1)
-    _index(root, store)
+    index_with_hash(root, store)
     expected = _answers(load_store(store), "numpy")
     view = next(p for p in segments_dir(store).iterdir() if p.name.startswith("view-"))
     view.write_bytes(b"not a view at all")
@@ -146,9 +140,9 @@ def test_an_unreadable_view_is_ignored_and_the_segments_answer(tmp_path):
 def test_a_missing_view_is_done_without(tmp_path):
     root = _corpus(tmp_path)
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     _edit(root, 1)
-    _index(root, store)
+    index_with_hash(root, store)
     expected = _answers(load_store(store), "lean")
     next(p for p in segments_dir(store).iterdir() if p.name.startswith("view-")).unlink()
     data = load_store(store)

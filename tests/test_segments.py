@@ -21,10 +21,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import REPO_ROOT, copy_tree
+from helpers import OLD_MTIME, age_tree, index_with_hash, sample_corpus
 
 from cce_core.indexing import indexer as indexer_module
-from cce_core.indexing.indexer import index_directory
 from cce_core.indexing.store import load_store, segments_dir
 from cce_core.plugins.host import default_host
 from cce_core.retrieval.searcher import Searcher
@@ -35,28 +34,6 @@ QUERIES = [
     "redact secrets", "fingerprint of the store", "plugin host entry points", "watch files", "token count",
     "chunk_id", "zzzz_not_a_word", "error line", "atomic write rename", "workspace members", "sync pull",
 ]
-OLD = 1_600_000_000  # a modification time far outside the racy window
-
-
-def _corpus(tmp_path: Path) -> Path:
-    root = copy_tree(REPO_ROOT / "samples", tmp_path / "corpus")
-    shutil.copytree(REPO_ROOT / "cce_core" / "indexing", root / "indexing",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO_ROOT / "cce_core" / "retrieval", root / "retrieval",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    _age(root)
-    return root
-
-
-def _age(root: Path) -> None:
-    for path in root.rglob("*"):
-        if path.is_file() and ".cce" not in path.parts:
-            os.utime(path, (OLD, OLD))
-
-
-def _index(root: Path, store: Path, **kwargs):
-    host = default_host()
-    return index_directory(root, store, host, host.embedder("hash"), **kwargs)
 
 
 def _answers(store_path: Path, kernel: str = "numpy") -> list:
@@ -92,26 +69,26 @@ def _edit(root: Path) -> None:
 
 
 def test_an_incremental_index_answers_exactly_like_a_fresh_one(tmp_path):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     store = tmp_path / "inc.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     assert len(load_store(store).segments) == 1
     _edit(root)
-    data, stats = _index(root, store)
+    data, stats = index_with_hash(root, store)
     assert len(data.segments) == 2  # one segment added, nothing rewritten
     assert data.total_rows > data.rows  # the superseded rows are still there, unread
     assert stats.reused_files == len(data.files) - 5  # three edited and two added files were read and chunked
     reopened = load_store(store)
     assert (stats.files_indexed, stats.total_chunks) == (len(reopened.files), len(reopened.chunks))
     fresh = tmp_path / "fresh.cce"
-    _index(root, fresh, reuse=False)
+    index_with_hash(root, fresh, reuse=False)
     _assert_same_store(store, fresh)
 
 
 def test_an_unchanged_tree_is_recognised_without_reading_a_file(tmp_path, monkeypatch):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     before = store.read_bytes()
     reads: list[str] = []
     real = indexer_module.read_listed
@@ -121,92 +98,92 @@ def test_an_unchanged_tree_is_recognised_without_reading_a_file(tmp_path, monkey
         return real(result, listed)
 
     monkeypatch.setattr(indexer_module, "read_listed", counting)
-    _data, stats = _index(root, store)
+    _data, stats = index_with_hash(root, store)
     assert reads == []
     assert store.read_bytes() == before
     assert stats.reused_files == stats.files_indexed
 
     # A touched file (new time, same bytes) is read and hashed once, never chunked again ...
-    os.utime(root / "python.py", (OLD + 10, OLD + 10))
-    data, stats = _index(root, store)
+    os.utime(root / "python.py", (OLD_MTIME + 10, OLD_MTIME + 10))
+    data, stats = index_with_hash(root, store)
     assert reads == ["python.py"]
     assert len(data.segments) == 2 and data.segments[-1].rows == 0  # only its new metadata was written
     # ... and its new metadata is trusted from then on.
     reads.clear()
-    _index(root, store)
+    index_with_hash(root, store)
     assert reads == []
 
 
 def test_a_recently_written_file_is_not_trusted_by_its_metadata(tmp_path, monkeypatch):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     (root / "python.py").write_text("def fresh_from_the_editor():\n    pass\n", encoding="utf-8")
-    fresh_ns = (OLD + 500) * 10**9
+    fresh_ns = (OLD_MTIME + 500) * 10**9
     os.utime(root / "python.py", ns=(fresh_ns, fresh_ns))
     store = tmp_path / "s.cce"
-    _index(root, store, clock=lambda: fresh_ns + 10**9)  # read one second after it was written
+    index_with_hash(root, store, clock=lambda: fresh_ns + 10**9)  # read one second after it was written
     entry = next(f for f in load_store(store).files if f.path == "python.py")
     assert entry.mtime_ns == fresh_ns  # the real time is recorded, whenever the indexer ran
     reads: list[str] = []
     real = indexer_module.read_listed
     monkeypatch.setattr(indexer_module, "read_listed", lambda result, listed: reads.append(listed.path)
                         or real(result, listed))
-    _index(root, store, clock=lambda: fresh_ns + 60 * 10**9)
+    index_with_hash(root, store, clock=lambda: fresh_ns + 60 * 10**9)
     assert reads == ["python.py"]  # read inside the window last time: hashed again, not trusted
 
 
 def test_batches_become_segments_that_answer_as_one(tmp_path, monkeypatch):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     single = tmp_path / "single.cce"
-    _index(root, single)
+    index_with_hash(root, single)
     monkeypatch.setattr(indexer_module, "BATCH_BYTES", 8192)
     batched = tmp_path / "batched.cce"
-    data, _stats = _index(root, batched)
+    data, _stats = index_with_hash(root, batched)
     assert len(data.segments) > 5
     assert data.identity  # batches follow path order: positions map by offset alone
     _assert_same_store(batched, single)
     # Compacted, the batches make exactly the segment a single batch writes.
-    _index(root, batched, compact=True)
+    index_with_hash(root, batched, compact=True)
     (one,) = segments_dir(batched).iterdir()
     (reference,) = segments_dir(single).iterdir()
     assert one.read_bytes() == reference.read_bytes()
 
 
 def test_compaction_after_edits_writes_the_fresh_segment(tmp_path):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     _edit(root)
-    _index(root, store)
-    data, _stats = _index(root, store, compact=True)
+    index_with_hash(root, store)
+    data, _stats = index_with_hash(root, store, compact=True)
     assert len(data.segments) == 1 and data.total_rows == data.rows
     fresh = tmp_path / "fresh.cce"
-    _index(root, fresh, reuse=False)
+    index_with_hash(root, fresh, reuse=False)
     (compacted,) = segments_dir(store).iterdir()  # the superseded segments are gone
     (reference,) = segments_dir(fresh).iterdir()
     assert compacted.read_bytes() == reference.read_bytes()
 
 
 def test_many_superseded_rows_trigger_a_compaction(tmp_path):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     for path in sorted((root / "indexing").glob("*.py")):
         path.write_text(path.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
     for path in sorted((root / "retrieval").glob("*.py")):
         path.write_text(path.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
-    data, _stats = _index(root, store)
+    data, _stats = index_with_hash(root, store)
     assert len(data.segments) == 1 and data.total_rows == data.rows
 
 
 def test_leftover_temporaries_and_unnamed_segments_are_removed(tmp_path):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     directory = segments_dir(store)
     (directory / ".seg-abandoned.tmp").write_bytes(b"half a segment")
     (directory / "seg-000000000000000000000000.cces").write_bytes(b"an orphan")
     (root / "python.py").write_text("def changed():\n    pass\n", encoding="utf-8")
-    _index(root, store)
+    index_with_hash(root, store)
     names = sorted(p.name for p in directory.iterdir())
     # Two segments and the live view of the re-indexed store; nothing else.
     assert len(names) == 3 and all(n.startswith("seg-") and n.endswith(".cces") for n in names[:2])
@@ -218,7 +195,7 @@ def test_a_store_with_no_files_opens_and_answers_nothing(tmp_path):
     root = tmp_path / "empty"
     root.mkdir()
     store = tmp_path / "s.cce"
-    data, _stats = _index(root, store)
+    data, _stats = index_with_hash(root, store)
     assert len(data.chunks) == 0 and data.files == []
     assert Searcher(load_store(store), default_host().embedder("hash")).search("anything") == []
 
@@ -246,15 +223,15 @@ def _run(root: Path, store: Path, mode: str) -> subprocess.Popen:
 @pytest.mark.parametrize("mode", ["fresh", "incremental", "compact"])
 def test_kill_9_leaves_the_old_store_or_the_new_one(tmp_path, mode):
     """Killed at random points, a run leaves the store as it was before it or as after it, never a mix."""
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     template = tmp_path / "template"
     template.mkdir()
     store_name = "s.cce"
-    _index(root, template / store_name)
+    index_with_hash(root, template / store_name)
     _edit(root)
-    _age(root)
+    age_tree(root)
     if mode == "compact":
-        _index(root, template / store_name)  # two segments to fold into one
+        index_with_hash(root, template / store_name)  # two segments to fold into one
     before = ((template / store_name).read_bytes(), _answers(template / store_name))
     after_dir = tmp_path / "after"
     shutil.copytree(template, after_dir)
@@ -300,9 +277,9 @@ def test_the_gitignore_quick_check_agrees_with_pattern_by_pattern_matching():
 def test_graph_neighbours_read_from_the_mapped_segment_equal_the_whole_map(tmp_path):
     from cce_core.indexing.graph import neighbours
 
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     data = load_store(store)
     whole = neighbours(data.edges)
     assert whole  # the corpus has imports between its files
@@ -312,23 +289,23 @@ def test_graph_neighbours_read_from_the_mapped_segment_equal_the_whole_map(tmp_p
 
 
 def test_an_edit_that_keeps_every_import_reuses_the_graph(tmp_path):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     target = root / "indexing" / "bm25.py"
     target.write_text(target.read_text(encoding="utf-8") + "\n\ndef another_helper():\n    return 1\n",
                       encoding="utf-8")
-    data, _stats = _index(root, store)
+    data, _stats = index_with_hash(root, store)
     assert len(data.segments) == 2 and not data.segments[-1].carries_edges()  # the first segment's graph holds
     fresh = tmp_path / "fresh.cce"
-    _index(root, fresh, reuse=False)
+    index_with_hash(root, fresh, reuse=False)
     assert load_store(store).edges == load_store(fresh).edges
     _assert_same_store(store, fresh)
     # An edit that changes an import rebuilds the graph.
     target.write_text("import indexing.graph\n" + target.read_text(encoding="utf-8"), encoding="utf-8")
-    data, _stats = _index(root, store)
+    data, _stats = index_with_hash(root, store)
     assert data.segments[-1].carries_edges()
-    _index(root, fresh, reuse=False)
+    index_with_hash(root, fresh, reuse=False)
     assert load_store(store).edges == load_store(fresh).edges
 
 
@@ -336,17 +313,17 @@ def test_a_compaction_rewrites_in_the_batches_a_fresh_index_writes(tmp_path, mon
     """Memory stays bounded by a batch: compaction writes the same path-ordered batches as a fresh index."""
     from cce_core.indexing.compaction import compact_store
 
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'indexing', 'retrieval')
     monkeypatch.setattr(indexer_module, "BATCH_BYTES", 8192)
     store = tmp_path / "s.cce"
     monkeypatch.setattr(indexer_module, "BATCH_BYTES", 1 << 30)
-    _index(root, store)  # one segment ...
+    index_with_hash(root, store)  # one segment ...
     _edit(root)
-    _age(root)
-    _index(root, store)  # ... plus the edits
+    age_tree(root)
+    index_with_hash(root, store)  # ... plus the edits
     monkeypatch.setattr(indexer_module, "BATCH_BYTES", 8192)
     rebuilt = tmp_path / "rebuilt.cce"
-    _index(root, rebuilt, reuse=False)
+    index_with_hash(root, rebuilt, reuse=False)
     compacted = compact_store(load_store(store), store, batch_bytes=8192)
     assert len(compacted.segments) > 5 and compacted.ordered
     assert [r.name for r in compacted.refs] == [r.name for r in load_store(rebuilt).refs]

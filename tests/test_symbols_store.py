@@ -8,39 +8,15 @@ a store without symbol records says so instead of answering nothing silently.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
-from helpers import REPO_ROOT, copy_tree
+from helpers import index_with_hash, sample_corpus
 from secret_formats import rand
 
-from cce_core.indexing.indexer import build_index, index_directory
+from cce_core.indexing.indexer import build_index
 from cce_core.indexing.store import load_store, save_store, segments_dir
 from cce_core.plugins.host import default_host
 from cce_core.symbols.index import SymbolIndex, open_symbols
-
-OLD = 1_600_000_000  # far outside the racy window
-
-
-def _corpus(tmp_path: Path) -> Path:
-    root = copy_tree(REPO_ROOT / "samples", tmp_path / "corpus")
-    shutil.copytree(REPO_ROOT / "cce_core" / "symbols", root / "symbols", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO_ROOT / "cce_core" / "indexing", root / "indexing",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    _age(root)
-    return root
-
-
-def _age(root: Path) -> None:
-    for path in root.rglob("*"):
-        if path.is_file() and ".cce" not in path.parts:
-            os.utime(path, (OLD, OLD))
-
-
-def _index(root: Path, store: Path, **kwargs):
-    host = default_host()
-    return index_directory(root, store, host, host.embedder("hash"), **kwargs)
 
 
 def _edit(root: Path) -> None:
@@ -71,14 +47,14 @@ def _answers(store: Path) -> dict[str, object]:
 
 
 def test_an_incremental_store_answers_every_symbol_query_like_a_fresh_one(tmp_path):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'symbols', 'indexing')
     store = tmp_path / "inc.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     _edit(root)
-    data, _stats = _index(root, store)
+    data, _stats = index_with_hash(root, store)
     assert len(data.segments) == 2  # the re-index added a segment; the old one still holds superseded files
     fresh = tmp_path / "fresh.cce"
-    _index(root, fresh, reuse=False)
+    index_with_hash(root, fresh, reuse=False)
     answers = _answers(store)
     assert answers == _answers(fresh)
     # the edits are visible: the renamed function, the appended caller, the new file, the deleted one
@@ -89,15 +65,15 @@ def test_an_incremental_store_answers_every_symbol_query_like_a_fresh_one(tmp_pa
 
 
 def test_a_compacted_store_answers_like_a_fresh_one_and_keeps_its_symbol_bytes(tmp_path):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'symbols', 'indexing')
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     _edit(root)
-    _index(root, store)
-    data, _stats = _index(root, store, compact=True)
+    index_with_hash(root, store)
+    data, _stats = index_with_hash(root, store, compact=True)
     assert len(data.segments) == 1
     fresh = tmp_path / "fresh.cce"
-    _index(root, fresh, reuse=False)
+    index_with_hash(root, fresh, reuse=False)
     assert _answers(store) == _answers(fresh)
     (compacted,) = segments_dir(store).iterdir()
     (reference,) = segments_dir(fresh).iterdir()
@@ -105,9 +81,9 @@ def test_a_compacted_store_answers_like_a_fresh_one_and_keeps_its_symbol_bytes(t
 
 
 def test_definitions_point_at_their_chunks(tmp_path):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'symbols', 'indexing')
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     by_id = {c.chunk_id: c for c in load_store(store).chunks}
     index = open_symbols(store)
     (definition,) = index.definitions("SymbolIndex.callers")
@@ -124,7 +100,7 @@ def test_symbols_never_hold_a_secret_redaction_hides(tmp_path):
     (root / "client.py").write_text(f'def connect(token="{token}"):\n    return open_session(token)\n\n\n'
                                     f'API_TOKEN = "{token}"\n', encoding="utf-8")
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     index = open_symbols(store)
     (connect,) = index.definitions("connect")
     assert token not in connect.signature and connect.signature.startswith("def connect(token=")
@@ -136,7 +112,7 @@ def test_symbols_never_hold_a_secret_redaction_hides(tmp_path):
 
 
 def test_a_store_without_symbol_records_says_how_to_get_them(tmp_path):
-    root = _corpus(tmp_path)
+    root = sample_corpus(tmp_path, 'symbols', 'indexing')
     host = default_host()
     data, _stats = build_index(root, host, host.embedder("hash"))
     for entry in data.files:  # what a store pulled from a sync remote, or written before symbols, holds
@@ -160,7 +136,7 @@ def test_no_format_of_the_adversarial_secrets_corpus_reaches_a_symbol(tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(fmt.text, encoding="utf-8", newline="")
     store = tmp_path / "s.cce"
-    _index(root, store)
+    index_with_hash(root, store)
     index = open_symbols(store)
     assert index.available and index.all_definitions()  # void unless the corpus's code has symbols
     seen = "\n".join([f"{d.name} {d.qualified_name} {d.signature}" for d in index.all_definitions()]
