@@ -14,7 +14,7 @@ tool's and paged with ``offset``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from cce_core.agents.mcp_session import SessionState
@@ -233,20 +233,9 @@ def repo_map(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
 def _paged(name: str, tool: Callable[[SessionState, Mapping[str, Any]], ToolResult]
            ) -> Callable[[SessionState, Mapping[str, Any]], ToolResult]:
     """``tool`` cut to its cap and paged by ``offset``, exactly as the family's read-only tools are."""
-    from cce_core.agents.mcp_tools import offset_arg, page_answer
+    from cce_core.agents.mcp_tools import paged
 
-    cap = SYMBOL_ANSWER_CAPS[name]
-
-    def run(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
-        offset, error = offset_arg(args, name)
-        if error is not None:
-            return error
-        text, is_error = tool(session, args)
-        return page_answer(text, offset, cap), is_error
-
-    run.__name__ = tool.__name__
-    run.__doc__ = tool.__doc__
-    return run
+    return cast("Callable[[SessionState, Mapping[str, Any]], ToolResult]", paged(name, tool, SYMBOL_ANSWER_CAPS[name]))
 
 
 SYMBOL_TOOLS: dict[str, Callable[[SessionState, Mapping[str, Any]], ToolResult]] = {

@@ -416,22 +416,22 @@ def offset_arg(args: Mapping[str, Any], tool: str) -> tuple[int, ToolResult | No
     return value, None
 
 
-def paged(name: str, tool: Any) -> Any:
-    """``tool`` with its answer cut to ``ANSWER_CAPS[name]`` and paged by an ``offset`` argument.
+def paged(name: str, tool: Any, cap: int | None = None) -> Any:
+    """``tool`` with its answer cut to ``cap`` (default ``ANSWER_CAPS[name]``) and paged by an ``offset`` argument.
 
     Only for tools that read: a page is the same call run again, so a tool that
     writes (a decision, a feedback event) must stay within its cap by itself.
     ``offset`` is not in the pinned tool schemas (the family's tool list stays
     byte-identical); the tail of a cut answer names it.
     """
-    cap = ANSWER_CAPS[name]
+    limit = ANSWER_CAPS[name] if cap is None else cap
 
     def run(session: SessionState, args: Mapping[str, Any]) -> ToolResult:
         offset, error = offset_arg(args, name)
         if error is not None:
             return error
         text, is_error = tool(session, args)
-        return page_answer(text, offset, cap), is_error
+        return page_answer(text, offset, limit), is_error
 
     run.__name__ = getattr(tool, "__name__", name)
     run.__doc__ = tool.__doc__
