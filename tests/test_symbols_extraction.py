@@ -174,22 +174,24 @@ def test_every_pack_finds_definitions_in_its_own_sample(module_name):
     assert index.all_definitions(), f"{pack.name}: its tags query finds nothing in its sample"
 
 
-def test_the_one_pass_receiver_scan_agrees_with_the_byte_rule():
-    """``_AFTER_RECEIVER`` (one regex pass per file) marks exactly the offsets ``_after_receiver`` accepts
-    where a name can start (a captured name never starts on a blank)."""
+def test_the_record_marks_member_uses_exactly_where_the_byte_rule_says():
+    """The record's fast reading of the bytes before a name (upper-case code: written after a receiver)
+    agrees with ``_after_receiver`` at every offset where a name can start (never on a blank)."""
     import random
 
-    from cce_core.symbols.extract import _AFTER_RECEIVER, _after_receiver
+    from cce_core.symbols.extract import SymbolExtractor, _after_receiver
+    from cce_core.symbols.model import REFERENCE
 
     rng = random.Random(5)
     for length in list(range(1, 12)) * 60 + [200] * 40:
         text = bytes(rng.choice(b"..->  \n\tab_(") for _ in range(length))
         if rng.random() < 0.1:
             text = b"a." + b" " * rng.randint(60, 70) + b"b"  # the 63-blank limit
-        marked = {m.end() for m in _AFTER_RECEIVER.finditer(text)}
-        for key in range(len(text)):
-            if text[key] not in b" \t\r\n":
-                assert (key in marked) == _after_receiver(text, key), (text, key)
+        keys = [key for key in range(len(text)) if text[key] not in b" \t\r\n"]
+        record = SymbolExtractor._record(text, [], {}, {key: (key + 1, REFERENCE, None) for key in keys}, [])
+        assert len(record.references) == len(keys)
+        for key, code in zip(keys, record.references.codes, strict=True):
+            assert (code == "R") == _after_receiver(text, key), (text, key)
 
 
 def test_the_parenthesis_jump_finds_the_same_opening_as_a_byte_walk():
@@ -213,3 +215,40 @@ def test_the_parenthesis_jump_finds_the_same_opening_as_a_byte_walk():
         text = bytes(rng.choice(b"(()) ab") for _ in range(rng.randint(1, 40)))
         for close in (i for i, b in enumerate(text) if b == ord(")")):
             assert _matching_open(text, close) == walk(text, close), (text, close)
+
+
+def test_the_reversed_chain_reading_agrees_with_a_byte_walk():
+    """``_receiver_before`` reads a receiver chain in one regex step over the reversed text; a plain walk
+    back over the bytes (at most three names, none empty, none starting with a digit) must agree."""
+    import random
+
+    from cce_core.symbols.extract import MAX_CHAIN, _receiver_before
+
+    word = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+    def walk(source: bytes, end: int) -> str | None:
+        parts, i = 0, end
+        while True:
+            i -= 1
+            word_end = i + 1
+            while i >= 0 and source[i] in word:
+                i -= 1
+            if i + 1 == word_end or source[i + 1] in b"0123456789":
+                return None
+            parts += 1
+            if i >= 0 and source[i] == ord(".") and parts < MAX_CHAIN:
+                continue
+            if i >= 0 and source[i] == ord("."):
+                return None
+            return source[i + 1:end].decode("ascii")
+
+    rng = random.Random(21)
+    checked = 0
+    for _ in range(4000):
+        text = bytes(rng.choice(b"ab9_.. (") for _ in range(rng.randint(1, 14))) + b".x"
+        end = len(text) - 2
+        if end < 1 or text[end - 1] == ord(")") or text.endswith(b"super().x"):
+            continue
+        assert _receiver_before(text, end + 1) == walk(text, end), text
+        checked += 1
+    assert checked > 2000

@@ -95,34 +95,62 @@ def imports_by_node_kind(grammar: Callable[[], Language], kinds: Sequence[str],
 
 
 class _PackParser:
-    """A parser plus the queries that find a pack's chunk (and import) nodes."""
+    """A parser plus the queries that find a pack's chunk (and import) nodes.
+
+    When the pack's tags query compiles together with the chunk and import
+    patterns (:attr:`shared_patterns`), that one query serves both and the
+    chunker's own queries are never used on the indexing path: they are then
+    compiled on first use only (tree-sitter query compilation is a visible
+    share of a small index).
+    """
 
     def __init__(self, pack: LanguagePack) -> None:
-        language = pack.grammar()
+        self.language = pack.grammar()
         self.pack = pack
-        self.parser = Parser(language)
+        self.parser = Parser(self.language)
         self.class_types = frozenset(pack.class_types)
         self.symbols: SymbolExtractor | None = None  # set by the Chunker, which knows the plugin host
         kinds = list(dict.fromkeys((*pack.function_types, *pack.class_types)))
-        self.query = Query(language, _pattern(kinds, "chunk")) if kinds else None
+        self.chunk_pattern = _pattern(kinds, "chunk") if kinds else ""
         # When the pack can read its imports from nodes, one query captures both
         # lists: walking the tree costs about as much as the pack's own import
         # query, so this saves that second walk. A kind listed both as a chunk
         # and an import kind is matched by each pattern and lands in both lists.
-        self.combined: Query | None = None
         import_kinds = list(dict.fromkeys(pack.import_node_types))
-        if pack.imports_from_nodes is not None and import_kinds:
-            patterns = [_pattern(kinds, "chunk")] if kinds else []
-            patterns.append(_pattern(import_kinds, "import"))
-            try:
-                self.combined = Query(language, " ".join(patterns))
-            except Exception:  # a bad import kind may cost a file its imports, never its chunks: two passes
-                self.combined = None
+        self.import_pattern = _pattern(import_kinds, "import") \
+            if pack.imports_from_nodes is not None and import_kinds else ""
         # The patterns above, for the symbol extractor to run in the same walk as the tags query.
-        shared = [_pattern(kinds, "chunk")] if kinds else []
-        if self.combined is not None:
-            shared.append(_pattern(import_kinds, "import"))
-        self.shared_patterns = " ".join(shared)
+        self.shared_patterns = " ".join(p for p in (self.chunk_pattern, self.import_pattern) if p)
+        self._query: Query | None = None
+        self._combined: Query | None = None
+        self._compiled = False
+
+    def compile_own_queries(self) -> None:
+        """Compile the chunk and chunk+import queries (raises on a chunk kind the grammar lacks)."""
+        if self._compiled:
+            return
+        self._query = Query(self.language, self.chunk_pattern) if self.chunk_pattern else None
+        if self.import_pattern:
+            try:
+                self._combined = Query(self.language, self.shared_patterns)
+            except Exception:  # a bad import kind may cost a file its imports, never its chunks: two passes
+                self._combined = None
+        self._compiled = True
+
+    @property
+    def shares_walk(self) -> bool:
+        """Whether the symbol extractor's query also finds the chunk and import nodes."""
+        return self.symbols is not None and bool(self.symbols.chunker_patterns)
+
+    @property
+    def query(self) -> Query | None:
+        self.compile_own_queries()
+        return self._query
+
+    @property
+    def combined(self) -> Query | None:
+        self.compile_own_queries()
+        return self._combined
 
 
 class Chunker:
@@ -138,6 +166,8 @@ class Chunker:
             try:
                 parser = _PackParser(pack)
                 parser.symbols = symbol_extractor(self.host, pack, parser.shared_patterns)
+                if not parser.shares_walk:
+                    parser.compile_own_queries()  # checks the pack's chunk kinds now, not on first use
             except Exception as exc:  # a broken third-party pack: missing grammar, misspelt node kind
                 raise CceError(f"[pack:{pack.name}] cannot be used ({type(exc).__name__}: {exc}) — "
                                "run `cce packs --validate` for a diagnosis") from exc
@@ -169,11 +199,11 @@ class Chunker:
         import_nodes: list[Node] | None = None
         nodes: list[Node] = []
         symbol_matches = None
-        if use_hooks and one_pass and pp.symbols is not None and pp.symbols.chunker_patterns:
+        if use_hooks and one_pass and pp.symbols is not None and pp.shares_walk:
             # One walk finds the chunk and import nodes and the symbols (see cce_core.symbols.extract).
             symbol_matches, shared = pp.symbols.run(root)
             nodes = shared.get("chunk", [])
-            if pp.combined is not None:
+            if pp.import_pattern:  # the shared query compiled with it, so the import kinds are sound
                 import_nodes = sorted(shared.get("import", []), key=lambda n: n.start_byte)
         elif one_pass and pp.combined is not None:
             captured = QueryCursor(pp.combined).captures(root)

@@ -58,6 +58,8 @@ def _wider_or_finer(new: tuple[int, int, int, str, str], old: tuple[int, int, in
 
 _DOT, _GREATER, _MINUS, _NEWLINE_BYTE = ord("."), ord(">"), ord("-"), ord("\n")
 _SPACE = frozenset(b" \t\r\n")
+# What may stand before blanks that follow a member access: more blanks, "." or the ">" of "->".
+_BLANK_OR_ACCESSOR = _SPACE | {_DOT, _GREATER}
 
 
 def _after_receiver(source: bytes, start: int) -> bool:
@@ -73,14 +75,15 @@ def _after_receiver(source: bytes, start: int) -> bool:
     return source[i] == _GREATER and i > 0 and source[i - 1] == _MINUS
 
 
-# Every offset _after_receiver answers True for is the end of a match: "." not after another "."
-# (a range), or "->", then up to 63 blanks (it looks back 63 bytes over blanks).
-_AFTER_RECEIVER = re.compile(rb"(?:(?<!\.)\.|->)[ \t\r\n]{0,63}")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _OPEN_PAREN, _CLOSE_PAREN = ord("("), ord(")")
 # How many plain names a typed receiver may chain (`self.app.config` is three).
 MAX_CHAIN = 3
 _CALL_SCAN_BYTES = 2000
+# A receiver chain read right to left in the reversed text: up to MAX_CHAIN names joined by ".", each a run
+# of word bytes taken whole (atomic) whose first byte in reading order is not a digit (the look-behind).
+_REVERSED_NAME = rb"(?>[A-Za-z0-9_]+)(?<![0-9])"
+_REVERSED_CHAIN = re.compile(_REVERSED_NAME + rb"(?:\." + _REVERSED_NAME + rb"){0,%d}" % (MAX_CHAIN - 1))
 _SUPER_CALL = b"super()"
 # Receivers whose meaning needs no binding: the instance, the class, the parent class.
 # An annotation in a class body types an attribute of its instances (`config: Config`).
@@ -128,13 +131,15 @@ _RETURNED = re.compile(rb"^[ \t]*(?:return|yield)[ \t]+([A-Za-z_]\w*)[ \t]*(?:#[
 RETURNED_VARIABLE = "="
 
 
-def _receiver_before(source: bytes, start: int, calls: dict[int, int] | None = None) -> str | None:
+def _receiver_before(source: bytes, start: int, calls: dict[int, int] | None = None,
+                     reversed_text: bytes | None = None) -> str | None:
     """What is written before ``.name`` at ``start``, when a reading of the text can type it; else None.
 
     A plain name or a chain of them (``app``, ``requests.utils``, ``self.app``: at most
     :data:`MAX_CHAIN` parts), ``super`` for ``super().name``, or :data:`CALL_RESULT` + the index of
     the call whose value it is (``app.test_client().open``; ``calls``: name start -> reference
     index of the calls already read). None for anything else (a subscript, a literal).
+    ``reversed_text`` is ``source[::-1]``, when the caller has it already.
     """
     i = start - 1
     while i >= 0 and source[i] in _SPACE:
@@ -153,21 +158,15 @@ def _receiver_before(source: bytes, start: int, calls: dict[int, int] | None = N
             j -= 1
         found = calls.get(j + 1) if j + 1 < opening else None
         return f"{CALL_RESULT}{found}" if found is not None else None
-    parts = 0
-    i = end
-    while True:
-        i -= 1
-        word_end = i + 1
-        while i >= 0 and source[i] in _WORD:
-            i -= 1
-        if i + 1 == word_end or source[i + 1] in b"0123456789":
-            return None
-        parts += 1
-        if i >= 0 and source[i] == _DOT and parts < MAX_CHAIN:
-            continue
-        if i >= 0 and source[i] == _DOT:
-            return None  # longer chains are left untyped
-        return source[i + 1:end].decode("ascii")
+    # The chain, read backwards in one regex step over the reversed text (see _REVERSED_CHAIN).
+    reversed_source = reversed_text if reversed_text is not None else source[::-1]
+    chain = _REVERSED_CHAIN.match(reversed_source, len(source) - end)
+    if chain is None:
+        return None
+    after = chain.end()
+    if after < len(reversed_source) and reversed_source[after] == _DOT:
+        return None  # an empty part (`a..b`, `x .y`) or a longer chain: left untyped
+    return source[len(source) - after:end].decode("ascii")
 
 
 def _add_receiver_uses(source: bytes, refs: dict[int, tuple[int, str, str | None]]) -> None:
@@ -249,6 +248,26 @@ def _assigned_variable(source: bytes, line_start: int, name_start: int, name_end
     return found.group(1).decode("ascii") if found is not None and found.end() == start else None
 
 
+def _read_header(source: bytes, start: int, end: int, definition: int, bindings: list[list[object]]) -> None:
+    """Bindings from a ``def name(...) -> Type:`` header: the parameters as locals, the declared result."""
+    header = _HEADER_END.search(source, start, min(end, start + _HEADER_SCAN_BYTES))
+    if header is None:
+        return
+    opening = source.find(b"(", start, header.start() + 1)
+    if opening >= 0:
+        parameters = _parameter_names(source[opening + 1:header.start()].decode("utf-8", "replace"))
+        if parameters:
+            bindings.append([definition, LOCALS, ",".join(parameters)])
+    result = header.group(1)
+    plain = _PLAIN_TYPE.match(result.decode("utf-8", errors="replace").strip()) if result else None
+    if plain is not None and plain.group(1) != "None":
+        bindings.append([definition, RETURNS, plain.group(1)])
+
+
+# In a query's source: a string, a comment, or a capture (only the last is kept, as group 1).
+_QUERY_CAPTURE = re.compile(rb'"(?:[^"\\\n]|\\.)*"|;[^\n]*|@([\w.\-]+)')
+
+
 def _role(capture: str) -> tuple[str, str] | None:
     """``("d", kind)`` for ``definition.<kind>``, ``("r", kind)`` for ``reference.<kind>``, else None."""
     if capture.startswith("definition.") and len(capture) > len("definition."):
@@ -282,7 +301,7 @@ class SymbolExtractor:
     symbols together (:meth:`run`), which costs about as much as the tags alone.
     """
 
-    def __init__(self, query: Query, tags_length: int | None = None) -> None:
+    def __init__(self, query: Query, tags_length: int | None = None, text: str | None = None) -> None:
         self.query = query
         names = [query.capture_name(i) for i in range(query.capture_count)]
         self.roles = {name: _role(name) for name in names}
@@ -295,6 +314,33 @@ class SymbolExtractor:
         self.chunker_patterns = frozenset(
             i for i in range(query.pattern_count)
             if tags_length is not None and query.start_byte_for_pattern(i) >= tags_length)
+        if text is not None:
+            self._learn_roles_from_text(text.encode("utf-8"))
+
+    def _learn_roles_from_text(self, text: bytes) -> None:
+        """Each pattern's role read from its source, so a reference's own node need not be captured.
+
+        A reference pattern's outer capture (``@reference.call``) only says what the pattern is; read
+        from the text once, it can be switched off, and every match then hands over one node (the
+        name) instead of two. A pattern naming several roles keeps learning from its first match.
+        """
+        query = self.query
+        keep: set[str] = set()
+        readable: set[str] = set()
+        for pattern in range(query.pattern_count):
+            if pattern in self.chunker_patterns:
+                continue
+            source = text[query.start_byte_for_pattern(pattern):query.end_byte_for_pattern(pattern)]
+            named = dict.fromkeys(found.decode("utf-8", "replace")
+                                  for found in _QUERY_CAPTURE.findall(source) if found)
+            roles = [(name, *role) for name in named if (role := self.roles.get(name)) is not None]
+            if len(roles) > 1:
+                keep.update(name for name, _side, _kind in roles)
+                continue
+            self._pattern_role[pattern] = roles[0] if roles else None
+            readable.update(name for name, side, _kind in roles if side == "r")
+        for name in sorted(readable - keep):
+            self.query.disable_capture(name)
 
     def run(self, root: Node) -> tuple[list[tuple[int, dict[str, list[Node]]]], dict[str, list[Node]]]:
         """One walk: (the tags matches, the chunker's captures by name — ``chunk`` and ``import`` nodes)."""
@@ -391,9 +437,8 @@ class SymbolExtractor:
     @staticmethod
     def _record(source: bytes, chunks: Sequence[Any], defs: dict[int, tuple[int, int, int, str, str]],
                 refs: dict[int, tuple[int, str, str | None]], modules: list[str]) -> FileSymbols:
+        # The hot loop of symbol extraction (one pass per reference): locals, no per-item calls on the common path.
         newlines = [m.start() for m in _NEWLINE.finditer(source)]
-        # Where a name read through a receiver may start (see _after_receiver), found in one pass.
-        after_receivers = {m.end() for m in _AFTER_RECEIVER.finditer(source)}
         n_lines = len(newlines) + 1
         newlines.append(len(source) + 1)  # a sentinel: the line pointer below never runs off the end
         # The innermost chunk of each line: chunks come in pre-order, so an inner one is written last.
@@ -407,11 +452,18 @@ class SymbolExtractor:
             exact.setdefault((chunk.start_line, chunk.end_line), i)
         names: dict[bytes, str | None] = {}  # each distinct name decoded once
         codes = REFERENCE_CODES
+        member_codes = {kind: code.upper() for kind, code in codes.items()}
+        reversed_source = source[::-1]  # receivers are read backwards (_receiver_before)
 
         # Definitions (by start, outer first) and references (by offset) in one sweep over the file,
         # with a stack of the definitions open at that point and a line counter that only moves on.
-        events = sorted([(start, 0, -end, key) for key, (start, end, _ne, _k, _r) in defs.items()]
-                        + [(key, 1, 0, key) for key in refs])
+        # At one offset a definition comes before a reference; the references end with a sentinel
+        # past the file, so every definition is opened before the loop ends.
+        opening = sorted((start, -end, key) for key, (start, end, _ne, _k, _r) in defs.items())
+        opening.append((len(source) + 2, 0, -1))
+        end_of_file = len(source) + 1
+        next_open = 0
+        next_start = opening[0][0]
         definitions: list[list[object]] = []
         # The references as columns (model.ReferenceColumns), filled in file order.
         ref_names: list[str] = []
@@ -426,72 +478,83 @@ class SymbolExtractor:
         spans: list[tuple[int, int]] = []  # (start, end byte) of each definition, for the annotations
         stack: list[tuple[int, int]] = []  # (end byte, definition index) of the open definitions
         line = 1
-        for offset, is_ref, negative_end, key in events:
-            while newlines[line - 1] < offset:
+        for key in (*sorted(refs), end_of_file):
+            while next_start <= key:
+                start, negative_end, def_key = opening[next_open]
+                next_open += 1
+                next_start = opening[next_open][0]
+                while newlines[line - 1] < start:
+                    line += 1
+                while stack and stack[-1][0] <= start:
+                    stack.pop()
+                _start, end, name_end, kind, receiver = defs[def_key]
+                name = _text(source, def_key, name_end)
+                if name is None:
+                    continue
+                end = -negative_end
+                stop = source.find(b"\n", start, end)
+                first_line = source[start:stop if stop >= 0 else end].decode("utf-8", errors="replace").strip()
+                end_line = bisect_left(newlines, end) + 1  # the chunker's rule: a definition and its chunk agree
+                definitions.append([name, kind, line, end_line, stack[-1][1] if stack else -1,
+                                    exact.get((line, end_line), line_chunk[line]), first_line[:SIGNATURE_MAX_CHARS]])
+                if receiver:
+                    definitions[-1].append(receiver)
+                if first_line.startswith(("def ", "async def ")):
+                    _read_header(source, start, end, len(definitions) - 1, bindings)
+                stack.append((end, len(definitions) - 1))
+                spans.append((start, end))
+            if key == end_of_file:
+                break
+            while newlines[line - 1] < key:
                 line += 1
-            while stack and stack[-1][0] <= offset:
+            while stack and stack[-1][0] <= key:
                 stack.pop()
-            if is_ref:
-                name_end, kind, spec = refs[key]
-                raw = source[key:name_end]
-                name = names[raw] if raw in names else names.setdefault(raw, _text(source, key, name_end))
-                if name is not None:
-                    # A name right after "." or "->" (spaces and line breaks between allowed) is read
-                    # through a receiver: upper-case code. Language-neutral: no node kinds involved.
-                    after_receiver = key in after_receivers
-                    if kind in (CALL, SELF_CALL):
-                        calls[key] = len(ref_names)
-                    if after_receiver and (receiver := _receiver_before(source, key, calls)) is not None:
-                        receivers.append([len(ref_names), receiver])
-                    if kind == IMPORT and (alias := _ALIAS.match(source, name_end)) is not None:
-                        bindings.append([ALIAS_SCOPE, alias.group(1).decode("ascii"), name])
-                    elif kind in (CALL, SELF_CALL):  # `app = Flask(...)`, `r = requests.get(...)` type `app`, `r`
-                        line_start = newlines[line - 2] + 1 if line > 1 else 0
-                        # Most calls have no "=" before them on their line: skip the call then.
-                        variable = _assigned_variable(source, line_start, key, name_end) \
-                            if source.rfind(b"=", line_start, key) >= 0 else None
-                        if variable is not None:
-                            # Its type is what the call makes or returns, found when the call is resolved.
-                            value = f"{CALL_RESULT}{len(ref_names)}"
-                            # The scope is around the variable's own definition (a module-level
-                            # `bp = Blueprint(...)` is a definition named `bp` in some tags queries).
-                            depth = len(stack)
-                            while depth and definitions[stack[depth - 1][1]][0] == variable \
-                                    and definitions[stack[depth - 1][1]][2] == line:
-                                depth -= 1
-                            bindings.append([stack[depth - 1][1] if depth else -1, variable, value])
-                    ref_names.append(name)
-                    ref_codes.append(codes[kind].upper() if after_receiver else codes[kind])
-                    ref_lines.append(line)
-                    ref_enclosing.append(stack[-1][1] if stack else -1)
-                    ref_chunks.append(line_chunk[line])
-                    ref_modules.append(spec)
-                continue
-            start, end, name_end, kind, receiver = defs[key]
-            name = _text(source, key, name_end)
+            name_end, kind, spec = refs[key]
+            raw = source[key:name_end]
+            name = names[raw] if raw in names else names.setdefault(raw, _text(source, key, name_end))
             if name is None:
                 continue
-            end = -negative_end
-            stop = source.find(b"\n", start, end)
-            first_line = source[start:stop if stop >= 0 else end].decode("utf-8", errors="replace").strip()
-            end_line = bisect_left(newlines, end) + 1  # the chunker's rule: a definition and its chunk agree
-            definitions.append([name, kind, line, end_line, stack[-1][1] if stack else -1,
-                                exact.get((line, end_line), line_chunk[line]), first_line[:SIGNATURE_MAX_CHARS]])
-            if receiver:
-                definitions[-1].append(receiver)
-            if first_line.startswith(("def ", "async def ")):
-                header = _HEADER_END.search(source, start, min(end, start + _HEADER_SCAN_BYTES))
-                opening = source.find(b"(", start, header.start() + 1) if header is not None else -1
-                if header is not None and opening >= 0:
-                    parameters = _parameter_names(source[opening + 1:header.start()].decode("utf-8", "replace"))
-                    if parameters:
-                        bindings.append([len(definitions) - 1, LOCALS, ",".join(parameters)])
-                result = header.group(1) if header is not None else None
-                plain = _PLAIN_TYPE.match(result.decode("utf-8", errors="replace").strip()) if result else None
-                if plain is not None and plain.group(1) != "None":
-                    bindings.append([len(definitions) - 1, RETURNS, plain.group(1)])
-            stack.append((end, len(definitions) - 1))
-            spans.append((start, end))
+            # A name right after "." or "->" (spaces and line breaks between allowed) is read through a
+            # receiver: upper-case code. Language-neutral: no node kinds involved. The byte before the
+            # name decides the common cases; blanks and "->" take the full reading.
+            before = source[key - 1] if key else 0
+            if before == _DOT:
+                after_receiver = key < 2 or source[key - 2] != _DOT
+            elif before == _GREATER:
+                after_receiver = key > 1 and source[key - 2] == _MINUS
+            elif before in _SPACE:
+                prior = source[key - 2] if key > 1 else 0
+                after_receiver = prior in _BLANK_OR_ACCESSOR and _after_receiver(source, key)
+            else:
+                after_receiver = False
+            is_call = kind in (CALL, SELF_CALL)
+            if is_call:
+                calls[key] = len(ref_names)
+            if after_receiver and (receiver_text := _receiver_before(source, key, calls, reversed_source)) is not None:
+                receivers.append([len(ref_names), receiver_text])
+            if kind == IMPORT and (alias := _ALIAS.match(source, name_end)) is not None:
+                bindings.append([ALIAS_SCOPE, alias.group(1).decode("ascii"), name])
+            elif is_call:  # `app = Flask(...)`, `r = requests.get(...)` type `app`, `r`
+                line_start = newlines[line - 2] + 1 if line > 1 else 0
+                # Most calls have no "=" before them on their line: skip the call then.
+                variable = _assigned_variable(source, line_start, key, name_end) \
+                    if source.rfind(b"=", line_start, key) >= 0 else None
+                if variable is not None:
+                    # Its type is what the call makes or returns, found when the call is resolved.
+                    value = f"{CALL_RESULT}{len(ref_names)}"
+                    # The scope is around the variable's own definition (a module-level
+                    # `bp = Blueprint(...)` is a definition named `bp` in some tags queries).
+                    depth = len(stack)
+                    while depth and definitions[stack[depth - 1][1]][0] == variable \
+                            and definitions[stack[depth - 1][1]][2] == line:
+                        depth -= 1
+                    bindings.append([stack[depth - 1][1] if depth else -1, variable, value])
+            ref_names.append(name)
+            ref_codes.append(member_codes[kind] if after_receiver else codes[kind])
+            ref_lines.append(line)
+            ref_enclosing.append(stack[-1][1] if stack else -1)
+            ref_chunks.append(line_chunk[line])
+            ref_modules.append(spec)
         # An import names the module it comes from (its index in ``modules``; -1 for the rest).
         module_index = {spec: i for i, spec in enumerate(modules)}
         references = ReferenceColumns(ref_names, "".join(ref_codes), ref_lines, ref_enclosing, ref_chunks,
@@ -601,8 +664,9 @@ def symbol_extractor(host: PluginHost, pack: LanguagePack, chunker_patterns: str
             try:
                 from tree_sitter import Query
 
-                return SymbolExtractor(Query(pack.grammar(), text + "\n" + chunker_patterns), len(text.encode("utf-8")))
+                combined = text + "\n" + chunker_patterns
+                return SymbolExtractor(Query(pack.grammar(), combined), len(text.encode("utf-8")), combined)
             except Exception:  # the tags alone decide below whether the language has symbols
                 pass
     query, _problem = compile_tags_query(host, pack)
-    return SymbolExtractor(query) if query is not None else None
+    return SymbolExtractor(query, text=tags_query_text(host, pack)) if query is not None else None
