@@ -199,6 +199,7 @@ class Chunker:
         import_nodes: list[Node] | None = None
         nodes: list[Node] = []
         symbol_matches = None
+        newlines: list[int] | None = None
         if use_hooks and one_pass and pp.symbols is not None and pp.shares_walk:
             # One walk finds the chunk and import nodes and the symbols (see cce_core.symbols.extract).
             symbol_matches, shared = pp.symbols.run(root)
@@ -218,7 +219,7 @@ class Chunker:
             # Rows come from newline offsets, never from Node.start_point/end_point:
             # tree-sitter 0.26.0's Point objects have a reference-counting bug
             # (py-tree-sitter #472/#466) that crashes the process on large files.
-            newlines = [m.start() for m in _NEWLINE.finditer(source)]
+            newlines = [m.start() for m in _NEWLINE.finditer(source)]  # the symbols read them too
             for start, end, kind in spans:
                 raw = source[start:end]
                 start_line = bisect_left(newlines, start) + 1
@@ -243,6 +244,6 @@ class Chunker:
         # Symbols from the same tree (skipped for the self-test's and drift check's hook-free runs).
         symbols = None
         if use_hooks and pp.symbols is not None:
-            symbols = pp.symbols.encoded(symbol_matches, source, chunks) if symbol_matches is not None \
+            symbols = pp.symbols.encoded(symbol_matches, source, chunks, newlines) if symbol_matches is not None \
                 else pp.symbols.extract(root, source, chunks)
         return FileChunks(chunks, imports, symbols)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 _NEWLINE = re.compile(rb"\n")
 _UNKNOWN = ("", "", "")  # a pattern whose role is not learnt yet
+_UNREAD = ""  # a name not decoded yet (a decoded name is never empty)
 # The captures of the chunker's own patterns when they share the tags query.
 CHUNKER_CAPTURES = ("chunk", "import")
 NAME_MAX_CHARS = 200
@@ -62,12 +63,16 @@ _SPACE = frozenset(b" \t\r\n")
 _BLANK_OR_ACCESSOR = _SPACE | {_DOT, _GREATER}
 
 
+# How many blanks (line breaks included) may stand between "." or "->" and the name read through it.
+_MAX_BLANKS_AFTER_ACCESSOR = 63
+
+
 def _after_receiver(source: bytes, start: int) -> bool:
     """Whether the name at ``start`` follows ``.`` or ``->`` (blanks between allowed), not ``..`` (a range)."""
     i = start - 1
-    if i >= 0 and source[i] in _SPACE:  # rare: a chain broken over lines
-        while i >= 0 and start - i < 64 and source[i] in _SPACE:
-            i -= 1
+    if i >= 0 and source[i] in _SPACE:  # a chain broken over lines, or (mostly) a name after indentation
+        window = max(0, start - _MAX_BLANKS_AFTER_ACCESSOR)
+        i = window + len(source[window:start].rstrip(b" \t\r\n")) - 1
     if i < 0:
         return False
     if source[i] == _DOT:
@@ -380,12 +385,15 @@ class SymbolExtractor:
         return self.from_matches(self.run(root)[0], source, chunks)
 
     def encoded(self, matches: list[tuple[int, dict[str, list[Node]]]], source: bytes,
-                chunks: Sequence[Any]) -> bytes:
-        """The encoded symbols of one file from the tags matches :meth:`run` returned."""
-        return encode_file_symbols(self.from_matches(matches, source, chunks))
+                chunks: Sequence[Any], newlines: list[int] | None = None) -> bytes:
+        """The encoded symbols of one file from the tags matches :meth:`run` returned.
+
+        ``newlines``: the offsets of the file's newline bytes, when the caller has them already.
+        """
+        return encode_file_symbols(self.from_matches(matches, source, chunks, newlines))
 
     def from_matches(self, matches: list[tuple[int, dict[str, list[Node]]]], source: bytes,
-                     chunks: Sequence[Any]) -> FileSymbols:
+                     chunks: Sequence[Any], newlines: list[int] | None = None) -> FileSymbols:
         # The hot path of indexing with symbols: plain loops, no per-item function calls.
         # name start -> (node start, node end, name end, kind, receiver type or "")
         defs: dict[int, tuple[int, int, int, str, str]] = {}
@@ -432,13 +440,15 @@ class SymbolExtractor:
         _add_receiver_uses(source, refs)
         for key in defs:
             refs.pop(key, None)  # a definition's own name is not also a use of it
-        return self._record(source, chunks, defs, refs, list(modules))
+        return self._record(source, chunks, defs, refs, list(modules), newlines)
 
     @staticmethod
     def _record(source: bytes, chunks: Sequence[Any], defs: dict[int, tuple[int, int, int, str, str]],
-                refs: dict[int, tuple[int, str, str | None]], modules: list[str]) -> FileSymbols:
+                refs: dict[int, tuple[int, str, str | None]], modules: list[str],
+                newline_offsets: list[int] | None = None) -> FileSymbols:
         # The hot loop of symbol extraction (one pass per reference): locals, no per-item calls on the common path.
-        newlines = [m.start() for m in _NEWLINE.finditer(source)]
+        newlines = [m.start() for m in _NEWLINE.finditer(source)] if newline_offsets is None else \
+            list(newline_offsets)
         n_lines = len(newlines) + 1
         newlines.append(len(source) + 1)  # a sentinel: the line pointer below never runs off the end
         # The innermost chunk of each line: chunks come in pre-order, so an inner one is written last.
@@ -511,7 +521,9 @@ class SymbolExtractor:
                 stack.pop()
             name_end, kind, spec = refs[key]
             raw = source[key:name_end]
-            name = names[raw] if raw in names else names.setdefault(raw, _text(source, key, name_end))
+            name = names.get(raw, _UNREAD)
+            if name is _UNREAD:
+                name = names[raw] = _text(source, key, name_end)
             if name is None:
                 continue
             # A name right after "." or "->" (spaces and line breaks between allowed) is read through a
@@ -561,6 +573,9 @@ class SymbolExtractor:
                                       [module_index[spec] if spec is not None else -1 for spec in ref_modules])
         receivers, bindings = _typed_receivers(source, spans, definitions, references, modules, receivers, bindings)
         return FileSymbols(definitions, references, modules, receivers, bindings)
+
+
+_IMPORT_CODE = re.compile("[iI]")  # an import's letter in a record's codes, either case
 
 
 def _typed_receivers(source: bytes, spans: list[tuple[int, int]], definitions: list[list[object]],
@@ -631,7 +646,7 @@ def _typed_receivers(source: bytes, spans: list[tuple[int, int]], definitions: l
     if receivers:
         known = {str(b[1]) for b in bindings} | _SELF_RECEIVERS | {str(d[0]) for d in definitions}
         if "i" in references.codes or "I" in references.codes:
-            known.update(references.names[i] for i, code in enumerate(references.codes) if code in "iI")
+            known.update(references.names[found.start()] for found in _IMPORT_CODE.finditer(references.codes))
         known.update(part for spec in modules for part in re.split(r"[./]", spec) if part)
         kept = [r for r in receivers if str(r[1]).split(".", 1)[0] in known or str(r[1])[:1].isupper()
                 or str(r[1]).startswith(CALL_RESULT)]
