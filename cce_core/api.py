@@ -30,6 +30,10 @@ The names, by what they are for (the hooks themselves are documented in
   trims, which differs from :meth:`str.strip`'s), :func:`estimate_tokens`
   (``cce.tokens/v1``), :func:`chunk_id` (the family's content address) and
   :func:`node_text` (a syntax node's text, empty when its bytes are not UTF-8);
+* symbols — :func:`tags_query_extension` (a ready ``cce_tags_query`` implementation),
+  :class:`BindingHint` and its kinds (``ANNOTATION_HINT``, ``LOCAL_NAME_HINT``,
+  ``RESULT_TYPE_HINT``, ``RESULT_VARIABLE_HINT``, ``ATTRIBUTE_HINT``: what a
+  ``cce_symbol_binding_reader`` reports);
 * errors — :class:`CceError` (shown to the user as one ``error:`` line);
 * testing your plugin — :func:`pack_self_test` (the checks every pack's tests make alike:
   validators, exactly one pack, :data:`ODD_INPUTS` never break it), :func:`validate_plugin`,
@@ -50,6 +54,12 @@ from typing import TYPE_CHECKING, Any
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import UNICODE_WHITESPACE, chunk_id, estimate_tokens, node_text
 from cce_core.hookspecs import (
+    ANNOTATION_HINT,
+    ATTRIBUTE_HINT,
+    LOCAL_NAME_HINT,
+    RESULT_TYPE_HINT,
+    RESULT_VARIABLE_HINT,
+    BindingHint,
     CompactChunk,
     CompactRenderer,
     DocumentChunker,
@@ -99,9 +109,15 @@ _LAZY = {
 }
 
 __all__ = [
+    "ANNOTATION_HINT",
     "API_VERSION",
+    "ATTRIBUTE_HINT",
+    "LOCAL_NAME_HINT",
     "ODD_INPUTS",
+    "RESULT_TYPE_HINT",
+    "RESULT_VARIABLE_HINT",
     "UNICODE_WHITESPACE",
+    "BindingHint",
     "CceError",
     "CompactChunk",
     "CompactRenderer",
@@ -138,6 +154,12 @@ __all__ = [
 # name added now gets the version being developed; tests/test_public_api.py checks that every
 # name has one and docs/plugins.md shows them.
 __since__: dict[str, str] = {
+    "ANNOTATION_HINT": "0.2.1",
+    "ATTRIBUTE_HINT": "0.2.1",
+    "LOCAL_NAME_HINT": "0.2.1",
+    "RESULT_TYPE_HINT": "0.2.1",
+    "RESULT_VARIABLE_HINT": "0.2.1",
+    "BindingHint": "0.2.1",
     "API_VERSION": "0.2.0",
     "ODD_INPUTS": "0.2.0",
     "UNICODE_WHITESPACE": "0.2.0",

@@ -436,6 +436,34 @@ RegisterEmbedder = Callable[[str, Callable[[], Embedder]], None]
 RegisterDocumentChunker = Callable[[DocumentChunker], None]
 
 
+# What a pack's binding reader reports (the ``cce_symbol_binding_reader`` hook): facts about names the
+# tags query cannot capture. The engine puts each one in the innermost definition around its offset.
+ANNOTATION_HINT = "annotation"  # `name: Type` at offset (of the name): ``name`` is declared a ``value``
+LOCAL_NAME_HINT = "local"  # ``name`` is a local (a parameter, an assigned name) of the function around offset
+RESULT_TYPE_HINT = "result-type"  # the function around offset declares it returns a ``value``
+RESULT_VARIABLE_HINT = "result-variable"  # the function around offset returns its variable ``name``
+ATTRIBUTE_HINT = "attribute"  # `self.x = y` at offset: attribute ``name`` ("self.x") gets variable ``value``'s value
+BINDING_HINT_KINDS = (ANNOTATION_HINT, LOCAL_NAME_HINT, RESULT_TYPE_HINT, RESULT_VARIABLE_HINT, ATTRIBUTE_HINT)
+
+
+@dataclass(frozen=True, slots=True)
+class BindingHint:
+    """One fact a language pack reads from a file's text: see :data:`BINDING_HINT_KINDS` for ``kind``.
+
+    ``offset`` is a byte offset into the (redacted) UTF-8 text the symbols come from; ``name`` and
+    ``value`` are plain identifiers (a type's last name, not ``a.b.Type``).
+    """
+
+    kind: str
+    offset: int
+    name: str = ""
+    value: str = ""
+
+
+# What cce_symbol_binding_reader returns: (file bytes, definition spans) -> binding hints.
+BindingReader = Callable[[bytes, Sequence[tuple[int, int]]], list[BindingHint]]
+
+
 class CceHookSpecs:
     """The hook specifications: a plugin implements a hook with an ``@hookimpl`` function of the same name.
 
@@ -672,6 +700,77 @@ class CceHookSpecs:
                 if language != "lua":
                     return None
                 return (shipped or "") + '(function_call name: (identifier) @name) @reference.call'
+
+        Since: 0.2.1
+        """
+
+    @hookspec(firstresult=True)
+    def cce_symbol_binding_reader(self, language: str) -> BindingReader | None:
+        """Supply a function that reads a language's bindings from a file's text, or ``None`` to pass.
+
+        A tags query finds definitions and uses; telling that ``app.route``
+        means ``Flask.route`` also needs to know that ``app`` is a ``Flask``.
+        Those facts are written in each language's own syntax (``app:
+        Flask``, ``def make() -> Flask:``, ``self.app = app``), so the engine
+        asks the pack for them. The reader reports them as
+        :class:`~cce_core.api.BindingHint` rows, and the engine puts each one
+        in the innermost definition around its offset:
+
+        * ``ANNOTATION_HINT`` — ``name`` is declared a ``value`` (a type's
+          last name) at ``offset``, the start of ``name``. Kept when some
+          member use in the file reads ``name``, or when it is at module
+          level (another file may import it).
+        * ``LOCAL_NAME_HINT`` — ``name`` is a local of the function around
+          ``offset`` (a parameter, an assigned or loop variable): a bare use
+          of it there is never a definition elsewhere.
+        * ``RESULT_TYPE_HINT`` — the function around ``offset`` declares it
+          returns a ``value``.
+        * ``RESULT_VARIABLE_HINT`` — the function around ``offset`` returns
+          its variable ``name`` (``return app``).
+        * ``ATTRIBUTE_HINT`` — attribute ``name`` (``self.app``) is given
+          the value of variable ``value`` in the function around ``offset``.
+
+        Parameters:
+            language: the ``name`` of a registered pack. Every
+                implementation is asked about every language: return
+                ``None`` for the ones that are not yours.
+
+        Returns:
+            A callable ``reader(source, spans) -> list[BindingHint]``:
+            ``source`` is the file's (redacted) UTF-8 bytes, which the
+            offsets index; ``spans`` are the ``(start, end)`` byte offsets of
+            the definitions the tags query found, sorted by start (a reader
+            may look at a definition's header there). ``None`` leaves the
+            language to the next implementation.
+
+        Called:
+            Once per pack per process, next to :meth:`cce_tags_query`; the
+            reader is then called for every file of the language an index
+            chunks, in the chunking processes, so keep it fast and pure.
+
+        Results:
+            First result: the first non-``None`` answer is the reader. When
+            none answers, the language's symbols carry only what the tags
+            query and the receivers written before ``.`` say.
+
+        Order:
+            The common order (see :class:`CceHookSpecs`). A pack answers for
+            its own language unmarked; an override marks itself
+            ``@hookimpl(tryfirst=True)`` to be asked first (its reader may
+            call the pack's own and add to its hints).
+
+        Errors:
+            An exception from the hook leaves the language without a reader;
+            one from the reader leaves that file without hints. Neither fails
+            an index.
+
+        Example::
+
+            @hookimpl
+            def cce_symbol_binding_reader(language):
+                if language != "lua":
+                    return None
+                return read_lua_bindings  # (source, spans) -> [BindingHint(...), ...]
 
         Since: 0.2.1
         """

@@ -125,3 +125,84 @@ def test_sharing_the_walk_with_the_tags_query_changes_no_chunk_and_no_import():
         assert a.imports == b.imports, path.name
         checked += 1
     assert checked >= 6
+
+
+# The binding reader: what a language's syntax says about names, supplied by its pack.
+TYPED_SOURCE = (
+    "from flask import Flask\n"
+    "\n"
+    "def make(config: Config, name) -> Flask:\n"
+    "    app = Flask(name)\n"
+    "    return app\n"
+    "\n"
+    "class Holder:\n"
+    "    def __init__(self, app):\n"
+    "        self.app = app\n"
+)
+
+
+def _bindings(host: PluginHost) -> list[list[object]]:
+    record = decode_file_symbols(Chunker(host).chunk_file("a.py", TYPED_SOURCE).symbols or b"")
+    return record.bindings
+
+
+def test_the_python_pack_supplies_the_bindings_its_syntax_gives():
+    bindings = _bindings(_host()[0])
+    assert [0, "()", "app,config,name"] in bindings  # parameters and an assigned name: locals of make
+    assert [0, "->", "Flask"] in bindings  # the declared result
+    assert [0, "->", "=app"] in bindings  # `return app`
+    assert [2, "self.app", "=app"] in bindings  # `self.app = app` in Holder.__init__
+
+
+class _NoReader:
+    @hookimpl(tryfirst=True)
+    def cce_symbol_binding_reader(self, language):
+        return lambda source, spans: []
+
+
+class _ReaderRaises:
+    @hookimpl(tryfirst=True)
+    def cce_symbol_binding_reader(self, language):
+        def read(source, spans):
+            raise RuntimeError("boom")
+
+        return read
+
+
+class _HookRaises:
+    @hookimpl(tryfirst=True)
+    def cce_symbol_binding_reader(self, language):
+        raise RuntimeError("boom")
+
+
+def test_without_the_packs_reader_the_core_reads_no_language_syntax():
+    """The locals, results and attributes above come only from the pack's reader: one that reports
+    nothing leaves none of them (the core reads no declaration syntax of its own)."""
+    bindings = _bindings(_host(_NoReader())[0])
+    assert not [b for b in bindings if b[1] in ("()", "->", "self.app")], bindings
+
+
+def test_a_failing_reader_or_hook_costs_hints_never_the_index():
+    for plugin in (_ReaderRaises(), _HookRaises()):
+        host = _host(plugin)[0]
+        chunked = Chunker(host).chunk_file("a.py", TYPED_SOURCE)
+        record = decode_file_symbols(chunked.symbols or b"")
+        assert [row[0] for row in record.definitions] == ["make", "Holder", "__init__"]
+        assert not [b for b in record.bindings if b[1] in ("()", "->")]
+
+
+def test_validation_runs_the_binding_reader_on_the_sample():
+    host, pack = _host()
+    assert symbol_problems(pack, host) == []  # the Python pack's own reader reads its sample cleanly
+    host, pack = _host(_ReaderRaises())
+    (problem,) = symbol_problems(pack, host)
+    assert problem == "[pack:python] its binding reader raised RuntimeError: boom on the sample"
+
+    class OddHints:
+        @hookimpl(tryfirst=True)
+        def cce_symbol_binding_reader(self, language):
+            return lambda source, spans: [("local", 0, "x")]
+
+    host, pack = _host(OddHints())
+    (problem,) = symbol_problems(pack, host)
+    assert "must be a BindingHint of a known kind" in problem

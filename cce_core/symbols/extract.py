@@ -15,6 +15,14 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from cce_core.hookspecs import (
+    ANNOTATION_HINT,
+    ATTRIBUTE_HINT,
+    LOCAL_NAME_HINT,
+    RESULT_TYPE_HINT,
+    RESULT_VARIABLE_HINT,
+    BindingHint,
+)
 from cce_core.symbols.model import (
     CALL,
     IMPORT,
@@ -30,7 +38,7 @@ from cce_core.symbols.model import (
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from tree_sitter import Node, Query
 
-    from cce_core.hookspecs import LanguagePack
+    from cce_core.hookspecs import BindingReader, LanguagePack
     from cce_core.plugins.host import PluginHost
 
 _NEWLINE = re.compile(rb"\n")
@@ -99,8 +107,6 @@ _SELF_RECEIVER_BYTES = frozenset(name.encode("ascii") for name in _SELF_RECEIVER
 # `const app = new Flask(`, `app = await make(`. Read from the text, like the receiver itself.
 _ASSIGNED = re.compile(rb"(?m:^|[;{]|\b(?:const|let|var))\s*((?:self\.|this\.)?[A-Za-z_]\w*)"
                        rb"\s*(?::[^=\n]*)?:?=\s*(?:await\s+|new\s+)?$")
-# A declared type: a parameter or variable `name: Type` (Python, TypeScript), optionally quoted or dotted.
-_ANNOTATED = re.compile(rb"\b([A-Za-z_]\w*)\s*:\s*[\"']?(?:[A-Za-z_]\w*\.)*(_*[A-Z]\w*)[\"']?\s*(?=[,)=\n])")
 
 
 # `from m import Base as Alias`, `import { Base as Alias }`: the name a file uses for an imported one.
@@ -111,29 +117,11 @@ ALIAS_SCOPE = -2
 RETURNS = "->"
 # A binding's type that is a call's result: CALL_RESULT + the call's reference index in the file.
 CALL_RESULT = "#"
-# The end of a Python function's header and its declared result: `) -> Response:` (over several lines).
-_HEADER_END = re.compile(rb"\)\s*(?:->\s*([^:\n]+?))?\s*:[ \t]*(?:#[^\n]*)?\r?\n")
-_PLAIN_TYPE = re.compile(r"""^["']?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)["']?$""")
-_HEADER_SCAN_BYTES = 4096
-# The same at the start of a line only: a module's variable (the one scan a file without `def` gets).
-_ANNOTATED_AT_LINE_START = re.compile(rb"^" + _ANNOTATED.pattern[2:], re.MULTILINE)
-# `self.app = app`: an attribute given a variable's value (typed where the variable is: a parameter).
-_ATTRIBUTE_FROM_VARIABLE = re.compile(
-    rb"^[ \t]*((?:self|this)\.[A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_]\w*)[ \t]*;?[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+# A binding's type that is a variable of the same function: RETURNED_VARIABLE + its name.
+RETURNED_VARIABLE = "="
 # The variable a binding row names for a function's own names (its parameters and what it assigns),
 # the type holding them joined by ",": a bare use of one of them is that local, never a definition.
 LOCALS = "()"
-_NAMES = rb"[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*"
-_LOCAL_NAMES = (
-    re.compile(rb"^[ \t]*(" + _NAMES + rb")[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE),  # a, b = ...
-    re.compile(rb"^[ \t]*(?:async[ \t]+)?for[ \t]+\(?(" + _NAMES + rb")\)?[ \t]+in\b", re.MULTILINE),
-    re.compile(rb"\bas[ \t]+([A-Za-z_]\w*)"),  # with ... as f, except ... as e
-)
-_PARAMETER = re.compile(r"^[\s*]*([A-Za-z_]\w*)")
-# `return app` / `yield app` alone on a line: the function's result is that variable's value.
-_RETURNED = re.compile(rb"^[ \t]*(?:return|yield)[ \t]+([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
-# A binding's type that is a variable of the same function: RETURNED_VARIABLE + its name.
-RETURNED_VARIABLE = "="
 
 
 def _receiver_before(source: bytes, start: int, calls: dict[int, int] | None = None,
@@ -199,24 +187,6 @@ def _add_receiver_uses(source: bytes, refs: dict[int, tuple[int, str, str | None
                 refs[start] = (end, REFERENCE, None)
 
 
-def _parameter_names(header: str) -> list[str]:
-    """The parameter names in the text between a function's parentheses (commas inside brackets skipped)."""
-    names: list[str] = []
-    depth = 0
-    part_start = 0
-    for i, char in enumerate(header + ","):
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            found = _PARAMETER.match(header[part_start:i])
-            if found is not None:
-                names.append(found.group(1))
-            part_start = i + 1
-    return names
-
-
 def _matching_open(source: bytes, close: int) -> int | None:
     """The ``(`` that the ``)`` at ``close`` ends (brackets counted, strings not), within a few lines."""
     depth = 0
@@ -251,22 +221,6 @@ def _assigned_variable(source: bytes, line_start: int, name_start: int, name_end
         start -= 1
     found = _ASSIGNED.search(source, line_start, start)
     return found.group(1).decode("ascii") if found is not None and found.end() == start else None
-
-
-def _read_header(source: bytes, start: int, end: int, definition: int, bindings: list[list[object]]) -> None:
-    """Bindings from a ``def name(...) -> Type:`` header: the parameters as locals, the declared result."""
-    header = _HEADER_END.search(source, start, min(end, start + _HEADER_SCAN_BYTES))
-    if header is None:
-        return
-    opening = source.find(b"(", start, header.start() + 1)
-    if opening >= 0:
-        parameters = _parameter_names(source[opening + 1:header.start()].decode("utf-8", "replace"))
-        if parameters:
-            bindings.append([definition, LOCALS, ",".join(parameters)])
-    result = header.group(1)
-    plain = _PLAIN_TYPE.match(result.decode("utf-8", errors="replace").strip()) if result else None
-    if plain is not None and plain.group(1) != "None":
-        bindings.append([definition, RETURNS, plain.group(1)])
 
 
 # In a query's source: a string, a comment, or a capture (only the last is kept, as group 1).
@@ -321,6 +275,8 @@ class SymbolExtractor:
             if tags_length is not None and query.start_byte_for_pattern(i) >= tags_length)
         if text is not None:
             self._learn_roles_from_text(text.encode("utf-8"))
+        # What the pack reads from a file's text about its names (cce_symbol_binding_reader), if anything.
+        self.binding_reader: BindingReader | None = None
 
     def _learn_roles_from_text(self, text: bytes) -> None:
         """Each pattern's role read from its source, so a reference's own node need not be captured.
@@ -440,12 +396,12 @@ class SymbolExtractor:
         _add_receiver_uses(source, refs)
         for key in defs:
             refs.pop(key, None)  # a definition's own name is not also a use of it
-        return self._record(source, chunks, defs, refs, list(modules), newlines)
+        return self._record(source, chunks, defs, refs, list(modules), newlines, self.binding_reader)
 
     @staticmethod
     def _record(source: bytes, chunks: Sequence[Any], defs: dict[int, tuple[int, int, int, str, str]],
                 refs: dict[int, tuple[int, str, str | None]], modules: list[str],
-                newline_offsets: list[int] | None = None) -> FileSymbols:
+                newline_offsets: list[int] | None = None, binding_reader: BindingReader | None = None) -> FileSymbols:
         # The hot loop of symbol extraction (one pass per reference): locals, no per-item calls on the common path.
         newlines = [m.start() for m in _NEWLINE.finditer(source)] if newline_offsets is None else \
             list(newline_offsets)
@@ -509,8 +465,6 @@ class SymbolExtractor:
                                     exact.get((line, end_line), line_chunk[line]), first_line[:SIGNATURE_MAX_CHARS]])
                 if receiver:
                     definitions[-1].append(receiver)
-                if first_line.startswith(("def ", "async def ")):
-                    _read_header(source, start, end, len(definitions) - 1, bindings)
                 stack.append((end, len(definitions) - 1))
                 spans.append((start, end))
             if key == end_of_file:
@@ -571,77 +525,76 @@ class SymbolExtractor:
         module_index = {spec: i for i, spec in enumerate(modules)}
         references = ReferenceColumns(ref_names, "".join(ref_codes), ref_lines, ref_enclosing, ref_chunks,
                                       [module_index[spec] if spec is not None else -1 for spec in ref_modules])
-        receivers, bindings = _typed_receivers(source, spans, definitions, references, modules, receivers, bindings)
+        hints = _read_hints(binding_reader, source, spans)
+        receivers, bindings = _typed_receivers(source, spans, definitions, references, modules, receivers, bindings,
+                                               hints)
         return FileSymbols(definitions, references, modules, receivers, bindings)
 
 
 _IMPORT_CODE = re.compile("[iI]")  # an import's letter in a record's codes, either case
 
 
+def _read_hints(reader: BindingReader | None, source: bytes, spans: list[tuple[int, int]]) -> list[BindingHint]:
+    """The pack reader's hints for one file; none when there is no reader or it fails on this file."""
+    if reader is None:
+        return []
+    try:
+        hints = reader(source, spans)
+    except Exception:  # a pack's reader must never fail an index: the file just gets no hints
+        return []
+    return [hint for hint in hints if isinstance(hint, BindingHint)] if isinstance(hints, list) else []
+
+
 def _typed_receivers(source: bytes, spans: list[tuple[int, int]], definitions: list[list[object]],
                      references: ReferenceColumns, modules: list[str], receivers: list[list[object]],
-                     bindings: list[list[object]]) -> tuple[list[list[object]], list[list[object]]]:
+                     bindings: list[list[object]],
+                     hints: Sequence[BindingHint] = ()) -> tuple[list[list[object]], list[list[object]]]:
     """The receivers worth keeping (those the file can type) and the bindings worth keeping.
 
-    A receiver is kept when it is the instance (``self``), a variable bound in the file (an
-    assignment from a call, an annotation), a name the file imports or defines, a module it
-    imports, or a capitalised name (a class); the rest (``app`` as an untyped parameter) would only
-    grow the record, since resolution treats a missing receiver and an unknown one alike. A binding
-    is kept when a kept receiver reads it, or another file may (a module-level variable, an alias,
-    a function's declared result).
+    ``hints`` (the pack's, see ``cce_symbol_binding_reader``) become bindings of the innermost
+    definition around them. A receiver is kept when it is the instance (``self``), a variable bound
+    in the file (an assignment from a call, an annotation), a name the file imports or defines, a
+    module it imports, or a capitalised name (a class); the rest (``app`` as an untyped parameter)
+    would only grow the record, since resolution treats a missing receiver and an unknown one alike.
+    A binding is kept when a kept receiver reads it, or another file may (a module-level variable,
+    an alias, a function's declared result).
     """
     wanted = {str(r[1]) for r in receivers}
-    # The scans after the annotations read one syntax (`for x in`, `return x`, a `def …:` header);
-    # files with no definition whose first line is such a header skip them (a `def` line that does
-    # not end in `:` is another language's, whose text these scans would misread).
-    python_like = any(str(d[6]).startswith(("def ", "async def ")) and str(d[6]).split("#", 1)[0].rstrip()
-                      .endswith(":") for d in definitions)
     starts = [start for start, _end in spans]
-    # `app: Flask` (a parameter or a variable) in the innermost definition around it: for a variable
-    # some receiver reads, or one declared at the start of a line (a module's, which others import).
-    for found in (_ANNOTATED if python_like else _ANNOTATED_AT_LINE_START).finditer(source):
-        variable = found.group(1).decode("ascii")
-        offset = found.start()
-        if variable not in wanted and offset > 0 and source[offset - 1] != _NEWLINE_BYTE:
-            continue
-        scope = bisect_left(starts, offset + 1) - 1
-        # Up to the innermost definition around it that is not the annotated variable itself.
-        while scope >= 0 and (spans[scope][1] <= offset
-                              or (spans[scope][0] == offset and definitions[scope][0] == variable)):
-            scope = int(definitions[scope][4]) if isinstance(definitions[scope][4], int) else -1  # type: ignore[call-overload]
-        if variable in wanted or scope == -1:  # a module's `g: AppGlobals = ...` may be imported
-            bindings.append([scope, variable, found.group(2).decode("ascii")])
-    for found in _ATTRIBUTE_FROM_VARIABLE.finditer(source) if python_like else ():
-        offset = found.start(1)
-        scope = bisect_left(starts, offset + 1) - 1
-        while scope >= 0 and spans[scope][1] <= offset:
-            scope = int(definitions[scope][4]) if isinstance(definitions[scope][4], int) else -1  # type: ignore[call-overload]
-        if scope >= 0:
-            bindings.append([scope, found.group(1).decode("ascii"), RETURNED_VARIABLE + found.group(2).decode("ascii")])
     function_kinds = {i for i, d in enumerate(definitions) if d[1] not in _CLASS_BODY_KINDS}
-    # One row of local names per function: its parameters (read with its header) and what it assigns.
-    local_names: dict[int, set[str]] = {}
-    for row in bindings:
-        if row[1] == LOCALS:
-            local_names.setdefault(int(row[0]), set()).update(str(row[2]).split(","))  # type: ignore[call-overload]
-    bindings = [row for row in bindings if row[1] != LOCALS]
-    for pattern in _LOCAL_NAMES if python_like else ():
-        for found in pattern.finditer(source):
-            offset = found.start(1)
-            scope = bisect_left(starts, offset + 1) - 1
-            while scope >= 0 and spans[scope][1] <= offset:
-                scope = int(definitions[scope][4]) if isinstance(definitions[scope][4], int) else -1  # type: ignore[call-overload]
-            if scope in function_kinds:
-                local_names.setdefault(scope, set()).update(
-                    n.strip() for n in found.group(1).decode("ascii").split(","))
-    bindings.extend([scope, LOCALS, ",".join(sorted(names))] for scope, names in local_names.items())
-    for found in _RETURNED.finditer(source) if python_like else ():
-        offset = found.start(1)
+    local_names: dict[int, set[str]] = {}  # one row of local names per function
+
+    def parent(scope: int) -> int:
+        return int(definitions[scope][4]) if isinstance(definitions[scope][4], int) else -1  # type: ignore[call-overload]
+
+    for hint in hints:
+        offset, name = hint.offset, hint.name
         scope = bisect_left(starts, offset + 1) - 1
+        if hint.kind == ANNOTATION_HINT:
+            # For a variable some receiver reads, or one declared at the start of a line (a module's,
+            # which others import), in the innermost definition around it that is not the variable itself.
+            if name not in wanted and offset > 0 and source[offset - 1] != _NEWLINE_BYTE:
+                continue
+            while scope >= 0 and (spans[scope][1] <= offset
+                                  or (spans[scope][0] == offset and definitions[scope][0] == name)):
+                scope = parent(scope)
+            if name in wanted or scope == -1:  # a module's `g: AppGlobals = ...` may be imported
+                bindings.append([scope, name, hint.value])
+            continue
         while scope >= 0 and spans[scope][1] <= offset:
-            scope = int(definitions[scope][4]) if isinstance(definitions[scope][4], int) else -1  # type: ignore[call-overload]
-        if scope >= 0:
-            bindings.append([scope, RETURNS, RETURNED_VARIABLE + found.group(1).decode("ascii")])
+            scope = parent(scope)
+        if hint.kind == LOCAL_NAME_HINT:
+            if scope in function_kinds:
+                local_names.setdefault(scope, set()).add(name)
+        elif scope < 0:
+            continue
+        elif hint.kind == ATTRIBUTE_HINT:
+            bindings.append([scope, name, RETURNED_VARIABLE + hint.value])
+        elif hint.kind == RESULT_VARIABLE_HINT:
+            bindings.append([scope, RETURNS, RETURNED_VARIABLE + name])
+        elif hint.kind == RESULT_TYPE_HINT:
+            bindings.append([scope, RETURNS, hint.value])
+    bindings.extend([scope, LOCALS, ",".join(sorted(names))] for scope, names in local_names.items())
     kept: list[list[object]] = []
     if receivers:
         known = {str(b[1]) for b in bindings} | _SELF_RECEIVERS | {str(d[0]) for d in definitions}
@@ -670,9 +623,11 @@ def symbol_extractor(host: PluginHost, pack: LanguagePack, chunker_patterns: str
 
     ``chunker_patterns`` (capturing ``@chunk`` and ``@import``) are compiled into the same query when
     they compile with it; otherwise the extractor holds the tags alone and the chunker walks on its own.
+    The extractor also holds the pack's binding reader, when a plugin supplies one.
     """
-    from cce_core.symbols.tags import compile_tags_query, tags_query_text
+    from cce_core.symbols.tags import binding_reader, compile_tags_query, tags_query_text
 
+    extractor: SymbolExtractor | None = None
     if chunker_patterns:
         text = tags_query_text(host, pack)
         if text and text.strip():
@@ -680,8 +635,12 @@ def symbol_extractor(host: PluginHost, pack: LanguagePack, chunker_patterns: str
                 from tree_sitter import Query
 
                 combined = text + "\n" + chunker_patterns
-                return SymbolExtractor(Query(pack.grammar(), combined), len(text.encode("utf-8")), combined)
+                extractor = SymbolExtractor(Query(pack.grammar(), combined), len(text.encode("utf-8")), combined)
             except Exception:  # the tags alone decide below whether the language has symbols
-                pass
-    query, _problem = compile_tags_query(host, pack)
-    return SymbolExtractor(query, text=tags_query_text(host, pack)) if query is not None else None
+                extractor = None
+    if extractor is None:
+        query, _problem = compile_tags_query(host, pack)
+        extractor = SymbolExtractor(query, text=tags_query_text(host, pack)) if query is not None else None
+    if extractor is not None:
+        extractor.binding_reader = binding_reader(host, pack)
+    return extractor

@@ -4,8 +4,9 @@ Tree-sitter grammar distributions ship ``queries/tags.scm`` in their wheels
 (the query GitHub's code navigation and ``tree-sitter tags`` read). The
 engine finds it through the distribution the pack names
 (``LanguagePack.grammar_distribution``) and hands it to the
-``cce_tags_query`` hook, whose first answer replaces or extends it. Nothing
-here parses a file: :mod:`.extract` runs the compiled query.
+``cce_tags_query`` hook, whose first answer replaces or extends it; the
+``cce_symbol_binding_reader`` hook adds what a language's syntax says about
+names. Nothing here parses a file: :mod:`.extract` runs the compiled query.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from cce_core.hookspecs import LanguagePack
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from tree_sitter import Query
 
+    from cce_core.hookspecs import BindingReader
     from cce_core.plugins.host import PluginHost
 
 TAGS_FILE = "queries/tags.scm"
@@ -70,6 +72,15 @@ def compile_tags_query(host: PluginHost, pack: LanguagePack) -> tuple[Query | No
         return Query(pack.grammar(), text), ""
     except Exception as exc:  # the compiler's message is the diagnosis
         return None, f"the tags query of pack {pack.name!r} does not compile: {type(exc).__name__}: {exc}"
+
+
+def binding_reader(host: PluginHost, pack: LanguagePack) -> BindingReader | None:
+    """The function that reads ``pack``'s bindings from a file's text (``cce_symbol_binding_reader``), if any."""
+    try:
+        answer = host.pm.hook.cce_symbol_binding_reader(language=pack.name)
+    except Exception:  # a failing plugin costs the language its hints, never its symbols
+        return None
+    return answer if callable(answer) else None
 
 
 def tags_query_extension(pack_language: str, extension: str) -> Callable[[str, str | None], str | None]:

@@ -152,6 +152,16 @@ cce_tags_query = tags_query_extension(PACK.name, TAGS_EXTENSION)
 
 
 @hookimpl
+def cce_symbol_binding_reader(language):
+    """Annotations, parameters, results, locals and ``self.x = y``, read from Python text."""
+    if language != PACK.name:
+        return None
+    from cce_pack_python.symbol_bindings import read_bindings
+
+    return read_bindings
+
+
+@hookimpl
 def cce_resolve_import(language, specifier, importer):
     """``a.b`` -> ``a/b.py`` or ``a/b/__init__.py``; leading dots climb from the importer's package."""
     if language != PACK.name:
