@@ -559,7 +559,7 @@ def _typed_receivers(source: bytes, spans: list[tuple[int, int]], definitions: l
     A binding is kept when a kept receiver reads it, or another file may (a module-level variable,
     an alias, a function's declared result).
     """
-    wanted = {str(r[1]) for r in receivers}
+    wanted = set(map(str, {r[1] for r in receivers}))
     starts = [start for start, _end in spans]
     function_kinds = {i for i, d in enumerate(definitions) if d[1] not in _CLASS_BODY_KINDS}
     local_names: dict[int, set[str]] = {}  # one row of local names per function
@@ -601,8 +601,10 @@ def _typed_receivers(source: bytes, spans: list[tuple[int, int]], definitions: l
         if "i" in references.codes or "I" in references.codes:
             known.update(references.names[found.start()] for found in _IMPORT_CODE.finditer(references.codes))
         known.update(part for spec in modules for part in re.split(r"[./]", spec) if part)
-        kept = [r for r in receivers if str(r[1]).split(".", 1)[0] in known or str(r[1])[:1].isupper()
-                or str(r[1]).startswith(CALL_RESULT)]
+        # Decided once per distinct receiver text (a file reads `z.` or `this.` thousands of times).
+        typed_texts = {text for text in map(str, {r[1] for r in receivers})
+                 if text.startswith(CALL_RESULT) or text.partition(".")[0] in known or text[:1].isupper()}
+        kept = [r for r in receivers if r[1] in typed_texts]
     used = {str(r[1]) for r in kept}
     # A variable another binding reads: a function returns it, an attribute is given its value.
     returned = {(b[0], str(b[2])[1:]) for b in bindings
