@@ -36,13 +36,21 @@ def test_parallel_results_equal_serial_results_in_order(monkeypatch, workers):
     assert progress[-1] == (len(items), len(items))
 
 
-def test_shards_balance_text_and_cover_every_item_once():
+def test_claims_hand_every_item_out_once_largest_first_across_processes():
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
     items = [(f"f{i}", "x" * size) for i, size in enumerate([900, 10, 500, 400, 30, 20, 300, 5])]
-    shards = indexer._shards(items, 2)
-    assert sorted(k for s in shards for k in s) == list(range(len(items)))
-    loads = [sum(len(items[k][1]) for k in s) for s in shards]
-    assert max(loads) - min(loads) <= 300  # greedy, biggest first
-    assert all(s == sorted(s) for s in shards)
+    claims = indexer._Claims(context, items, children=1)
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=lambda: send.send(list(claims.of_child(0))))
+    child.start()
+    mine = list(claims)
+    theirs = receive.recv()
+    child.join()
+    assert theirs[0] == 0  # the child's own first file: the largest
+    assert sorted(mine + theirs) == list(range(len(items)))
+    assert mine == sorted(mine, key=lambda k: -len(items[k][1]))  # claimed largest first
 
 
 class _BrokenGrammarPlugin:

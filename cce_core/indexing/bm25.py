@@ -36,10 +36,12 @@ class TokenIds:
 class TokenIdEncoder:
     """Token ids over one growing vocabulary, filled a file at a time.
 
-    The indexer encodes each file's tokens as its chunking result arrives, so
-    this work overlaps the worker processes instead of following them. Which
-    id a token gets never shows in the output: BM25 re-sorts the vocabulary
-    and the embedders only look tokens up, so arrival order is harmless.
+    The indexer encodes the files it chunks itself as they are done, and a
+    worker process's tokens, numbered there against a vocabulary of its own,
+    through :meth:`absorb`, so this work overlaps the workers instead of
+    following them. Which id a token gets never shows in the output: BM25
+    re-sorts the vocabulary and the embedders only look tokens up, so arrival
+    order (which process finished which file first) is harmless.
     """
 
     def __init__(self) -> None:
@@ -64,6 +66,24 @@ class TokenIdEncoder:
         else:
             flat = np.array([ids[t] for t in tokens], dtype=np.int64)
         return flat, lengths
+
+    def absorb(self, vocab: list[bytes]) -> np.ndarray:
+        """Each token of ``vocab`` (distinct, in first-seen order) as its id here: unseen ones are added in order.
+
+        A worker process numbers its tokens against a vocabulary of its own;
+        this maps that vocabulary once (``ids[local_flat]`` then gives these
+        ids), one lookup per distinct token instead of one per token. Added in
+        the worker's first-seen order, the tokens get the very ids that encoding
+        the worker's files here one by one would have given them.
+        """
+        import numpy as np
+
+        ids = self._ids
+        unseen = [t for t in vocab if t not in ids]
+        ids.update(zip(unseen, range(len(ids), len(ids) + len(unseen)), strict=True))
+        if len(vocab) > 1:
+            return np.array(itemgetter(*vocab)(ids), dtype=np.int64)
+        return np.array([ids[t] for t in vocab], dtype=np.int64)
 
     def token_ids(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> TokenIds:
         """Join encoded parts, in the order given, into one :class:`TokenIds`."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -120,15 +120,10 @@ def build_batch(host: PluginHost, embedder: Embedder, files: list[WalkedFile], r
                 progress: Callable[[int, int], None] | None = None, dim_hint: int = 0) -> Batch:
     """Redact, chunk, tokenize and embed ``files`` (in path order) into one batch."""
     # One tokenization serves BM25 and, when the embedder can use it, the vectors. Each
-    # chunked file's tokens get their ids as its result arrives, while the workers go on.
+    # chunked file's tokens come back as ids into one vocabulary (a worker numbers its own).
     encoder = TokenIdEncoder()
-    encoded: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-    def encode_result(k: int, result: ChunkedFile) -> None:
-        encoded[k] = encoder.encode(result[3])
-
     items = [(wf.path, wf.text) for wf in files]
-    results = _chunk_files(host, items, redaction, progress, encode_result)
+    results = _chunk_files(host, items, redaction, progress, encoder=encoder)
     chunks: list[Chunk] = []
     entries: list[FileEntry] = []
     redactions: dict[str, int] = {}
@@ -139,7 +134,11 @@ def build_batch(host: PluginHost, embedder: Embedder, files: list[WalkedFile], r
         entries.append(FileEntry(wf.path, hashlib.sha256(wf.raw).hexdigest(), tokens, len(chunks), len(file_chunks),
                                  imports, wf.size, wf.mtime_ns, symbols if symbols is not None else b""))
         chunks.extend(file_chunks)
-    tids = encoder.token_ids([encoded[k] for k in range(len(files))])
+    # The segment's compressed texts are made in a helper thread while the vectors and postings are.
+    from cce_core.indexing.segment import CompressingChunks
+
+    chunks = CompressingChunks(chunks)
+    tids = encoder.token_ids([result[3] for result in results])
     try:
         embeddings = _embed(embedder, [c.content for c in chunks], list(range(len(chunks))), tids)
     except EmbedderError as exc:
@@ -191,6 +190,13 @@ def _suffixes(host: PluginHost) -> list[str]:
 ChunkedFile = tuple[list[Chunk], list[str], int, list[list[bytes]], dict[str, int], bytes | None]
 # What a child process sends back: each chunk's tokens packed into one bytes object (see _chunk_text).
 PackedChunkedFile = tuple[list[Chunk], list[str], int, list[bytes], dict[str, int], bytes | None]
+# The same with each chunk's tokens as ids into a TokenIdEncoder: (flat ids, tokens per chunk).
+EncodedTokens = tuple[np.ndarray, np.ndarray]
+EncodedChunkedFile = tuple[list[Chunk], list[str], int, EncodedTokens, dict[str, int], bytes | None]
+# A child's encoded shard: its results without tokens, its vocabulary (space-joined, first-seen
+# order), every token's id into it (int32, chunk after chunk) and the tokens per chunk.
+EncodedShard = tuple[list[tuple[list[Chunk], list[str], int, None, dict[str, int], bytes | None]], bytes,
+                     np.ndarray, np.ndarray]
 
 # Parallel chunking: worth a second process only for a sizeable amount of text.
 PARALLEL_MIN_FILES = 48
@@ -233,21 +239,54 @@ def _worker_count(items: list[tuple[str, str]]) -> int:
     return min(os.cpu_count() or 1, 4)
 
 
-def _shards(items: list[tuple[str, str]], count: int) -> list[list[int]]:
-    """Split item indices into ``count`` shards of about equal text, largest files placed first.
+class _Claims:
+    """Item indices, largest text first, handed out one at a time to whichever process asks next.
 
-    Greedy: each file, biggest first, goes to the lightest shard so far, so no
-    shard is left with a big file at its end while the others are done.
+    Shared across ``fork`` (a counter in shared memory under a lock held for a
+    few microseconds), so the parent and its children finish within about one
+    small file of each other whatever each file costs: the bytes of a shard
+    predict its time badly (measured on the same machine with equal shards,
+    zod's parent finished ~45 ms after its child and jq's ~40 ms before), and a
+    process the machine's load delays simply takes fewer files. Each child is
+    given one file of its own first, so every worker chunks at least one.
     """
-    shards: list[list[int]] = [[] for _ in range(count)]
-    loads = [0] * count
-    for k in sorted(range(len(items)), key=lambda k: -len(items[k][1])):
-        lightest = loads.index(min(loads))
-        shards[lightest].append(k)
-        loads[lightest] += len(items[k][1]) + 1
-    for shard in shards:
-        shard.sort()
-    return shards
+
+    LOCK_TIMEOUT = 10.0  # seconds; the lock is only ever held for a few microseconds
+
+    def __init__(self, context: Any, items: list[tuple[str, str]], children: int) -> None:
+        self._order = sorted(range(len(items)), key=lambda k: -len(items[k][1]))
+        self._reserved = children
+        self._next = context.RawValue("q", children)
+        self._lock = context.Lock()
+
+    def first_of_child(self, child: int) -> int | None:
+        return self._order[child] if child < min(self._reserved, len(self._order)) else None
+
+    def __iter__(self) -> Iterator[int]:
+        while True:
+            if not self._lock.acquire(timeout=self.LOCK_TIMEOUT):  # its holder died holding it
+                raise CceError("a chunking worker process died — re-run with CCE_WORKERS=1 to index in one process")
+            try:
+                taken = self._next.value
+                self._next.value = taken + 1
+            finally:
+                self._lock.release()
+            if taken >= len(self._order):
+                return
+            yield self._order[taken]
+
+    def close(self) -> None:
+        """Hand nothing more out (the parent failed: its children stop after the file they are on)."""
+        if self._lock.acquire(timeout=self.LOCK_TIMEOUT):
+            self._next.value = len(self._order)
+            self._lock.release()
+
+    def of_child(self, child: int) -> Iterator[int]:
+        """What child number ``child`` works: its own first file, then claims."""
+        first = self.first_of_child(child)
+        if first is not None:
+            yield first
+        yield from self
 
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -288,37 +327,88 @@ def _die_with_parent() -> None:
         threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
 
 
-def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: list[int], redaction: str | None,
-                 conn: Any) -> None:
-    """Body of a forked child: chunk its shard and send every result back in one message."""
+def _encoded_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable[int],
+                   redaction: str | None) -> EncodedShard:
+    """Chunk ``shard`` and number its tokens against a vocabulary of its own (see :data:`EncodedShard`).
+
+    Done in the child, so the parent's serial work per child token is one
+    array lookup, and per distinct token one dict lookup (``TokenIdEncoder.absorb``).
+    """
+    local = TokenIdEncoder()
+    results = []
+    token_lists: list[list[bytes]] = []
+    for k in shard:
+        chunks, imports, estimate, tokens, redacted, symbols = _chunk_text(chunker, *items[k], redaction)
+        results.append((chunks, imports, estimate, None, redacted, symbols))
+        token_lists.extend(tokens)
+    flat, lengths = local.encode(token_lists)
+    return results, b" ".join(local.vocab), flat.astype(np.int32), lengths
+
+
+def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable[int], redaction: str | None,
+                 conn: Any, encode: bool = False) -> None:
+    """Body of a forked child: chunk the items ``shard`` yields and send every result back in one message.
+
+    The message is (the item indices, in the order worked, and their results):
+    with ``encode`` an :data:`EncodedShard`, else the token lists packed per chunk.
+    """
     _die_with_parent()
     try:
-        packed = [_chunk_text(chunker, *items[k], redaction, pack_tokens=True) for k in shard]
-        conn.send(("ok", packed))
+        worked: list[int] = []
+
+        def mine() -> Iterator[int]:
+            for k in shard:
+                worked.append(k)
+                yield k
+
+        if encode:
+            encoded = _encoded_shard(chunker, items, mine(), redaction)
+            conn.send(("ok", (worked, encoded)))
+            return
+        packed = [_chunk_text(chunker, *items[k], redaction, pack_tokens=True) for k in mine()]
+        conn.send(("ok", (worked, packed)))
     except BaseException as exc:  # reported by the parent, which owns the error line
         conn.send(("error", exc if isinstance(exc, CceError) else CceError(f"{type(exc).__name__}: {exc}")))
     finally:
         conn.close()
 
 
+@overload
 def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str | None,
                  progress: Callable[[int, int], None] | None,
-                 on_result: Callable[[int, ChunkedFile], None] | None = None) -> list[ChunkedFile]:
+                 on_result: Callable[[int, ChunkedFile], None] | None = None,
+                 encoder: None = None) -> list[ChunkedFile]: ...
+@overload
+def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str | None,
+                 progress: Callable[[int, int], None] | None,
+                 on_result: Callable[[int, EncodedChunkedFile], None] | None = None, *,
+                 encoder: TokenIdEncoder) -> list[EncodedChunkedFile]: ...
+def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str | None,
+                 progress: Callable[[int, int], None] | None,
+                 on_result: Callable[[int, Any], None] | None = None,
+                 encoder: TokenIdEncoder | None = None) -> list[ChunkedFile] | list[EncodedChunkedFile]:
     """Redact, chunk and tokenize ``items`` in order, on several processes when it pays off.
 
-    In parallel, this process works one shard itself and forked children
-    (which inherit the loaded plugins and the texts) work the others, each
-    sending its results back in one message at the end: no task queue and no
-    helper threads, and exactly as many busy processes as workers.
+    In parallel, this process and forked children (which inherit the loaded
+    plugins and the texts) take the files one at a time from a shared counter
+    (:class:`_Claims`), each child sending its results back in one message at
+    the end: no task queue and no helper threads, and exactly as many busy
+    processes as workers. Which process chunks a file changes nothing in its result.
+
+    With an ``encoder``, each result carries its chunks' tokens as ids into it
+    (:data:`EncodedTokens`) instead of token lists: this process's files are
+    encoded as they are done, a child's tokens are numbered in the child and
+    mapped here once per distinct token. Which id a token gets never shows in
+    a store (see :class:`TokenIdEncoder`).
     """
     import multiprocessing
 
     workers = _worker_count(items)
     total = len(items)
-    out: list[ChunkedFile | None] = [None] * total
+    out: list[Any] = [None] * total
     done = 0
 
-    def finished(k: int, result: ChunkedFile) -> None:
+    def finished(k: int, result: Any) -> None:
         nonlocal done
         out[k] = result
         done += 1
@@ -327,26 +417,47 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
         if progress is not None:
             progress(done, total)
 
+    def chunk_here(chunker: Chunker, k: int) -> None:
+        result = _chunk_text(chunker, *items[k], redaction)
+        if encoder is not None:
+            chunks, imports, tokens, token_lists, redacted, symbols = result
+            finished(k, (chunks, imports, tokens, encoder.encode(token_lists), redacted, symbols))
+        else:
+            finished(k, result)
+
+    def take_encoded(shard: list[int], payload: EncodedShard, encoder: TokenIdEncoder) -> None:
+        results, vocab, local_ids, lengths = payload
+        # One lookup per distinct token of the child, then one array take for all its tokens.
+        ids = encoder.absorb(vocab.split())[local_ids] if len(local_ids) else np.zeros(0, dtype=np.int64)
+        token_at = [0, *np.cumsum(lengths).tolist()]  # where each chunk's tokens start in ``ids``
+        first = 0
+        for k, (chunks, imports, tokens, _none, redacted, symbols) in zip(shard, results, strict=True):
+            last = first + len(chunks)
+            finished(k, (chunks, imports, tokens, (ids[token_at[first]:token_at[last]], lengths[first:last]),
+                         redacted, symbols))
+            first = last
+
     if workers > 1 and total > 1 and "fork" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("fork")
-        # Equal shares: measured on jq and zod, this process (which also numbers the tokens)
-        # finishes its shard within a few tens of milliseconds of the children.
-        own, *others = _shards(items, min(workers, total))
+        # This process and the children take the files one at a time from a shared counter,
+        # largest first, so all of them finish together (see _Claims).
+        claims = _Claims(context, items, min(workers, total) - 1)
         # Parsers and queries are built once, before forking, and inherited by the children.
         chunker = Chunker(host)
         chunker.prepare(path for path, _text in items)
         children = []
-        for shard in others:
+        for number in range(min(workers, total) - 1):
             receive, send = context.Pipe(duplex=False)
-            child = context.Process(target=_child_shard, args=(chunker, items, shard, redaction, send),
-                                    daemon=True)
+            child = context.Process(target=_child_shard, args=(chunker, items, claims.of_child(number), redaction,
+                                                               send, encoder is not None), daemon=True)
             child.start()
             send.close()
-            children.append((child, receive, shard))
+            children.append((child, receive))
+        all_received = False
         try:
-            for k in own:
-                finished(k, _chunk_text(chunker, *items[k], redaction))
-            for _child, receive, shard in children:
+            for k in claims:
+                chunk_here(chunker, k)
+            for _child, receive in children:
                 try:
                     status, payload = receive.recv()
                 except EOFError:
@@ -354,20 +465,30 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
                                    "index in one process") from None
                 if status != "ok":
                     raise payload
-                for k, (chunks, imports, tokens, packed, redacted, symbols) in zip(shard, payload, strict=True):
+                worked, results = payload
+                if encoder is not None:
+                    take_encoded(worked, results, encoder)
+                    continue
+                for k, (chunks, imports, tokens, packed, redacted, symbols) in zip(worked, results, strict=True):
                     finished(k, (chunks, imports, tokens, [separated.split() for separated in packed], redacted,
                                  symbols))
+            all_received = True
         finally:
-            for child, receive, _shard in children:
+            claims.close()
+            for child, receive in children:
                 receive.close()
+                if not all_received:
+                    # Failed here: no result is wanted, and a child would block on sending its own
+                    # (its inherited copy of the pipe keeps it open) until the timeout below.
+                    child.kill()
                 child.join(timeout=5)
                 if child.is_alive():
                     child.kill()
-        return out  # type: ignore[return-value]  # every slot is filled
+        return out  # every slot is filled
     chunker = Chunker(host)
-    for k, (path, text) in enumerate(items):
-        finished(k, _chunk_text(chunker, path, text, redaction))
-    return out  # type: ignore[return-value]
+    for k in range(total):
+        chunk_here(chunker, k)
+    return out
 
 
 def _embed(embedder: Embedder, texts: list[str], rows: list[int], tids: TokenIds) -> np.ndarray:

@@ -188,9 +188,9 @@ def read_file_columns(view: Any, raw: Any, base: int = 0, paths: Sequence[str] |
 def _compressed_blob(strings: Sequence[str]) -> tuple[bytes, bytes, bytes]:
     """(zlib blocks, int64 block offsets, int64 offsets of each string in the uncompressed text).
 
-    One block per ``CONTENT_BLOCK_CHUNKS`` strings, compressed in this thread:
-    a thread pool was measured slower here (hundreds of small blocks, and the
-    chunking workers already hold the other core).
+    One block per ``CONTENT_BLOCK_CHUNKS`` strings, all in one thread: a pool
+    splitting the blocks was measured slower (hundreds of small blocks). What
+    pays is running the whole of it beside the other work (:class:`CompressingChunks`).
     """
     import zlib
 
@@ -206,6 +206,55 @@ def _compressed_blob(strings: Sequence[str]) -> tuple[bytes, bytes, bytes]:
     if compressed:
         np.cumsum([len(c) for c in compressed], out=block_ptr[1:])
     return b"".join(compressed), block_ptr.tobytes(), ptr.tobytes()
+
+
+class _CompressionThread:
+    """:func:`_compressed_blob` of some texts, run in a helper thread; :meth:`result` waits for it."""
+
+    def __init__(self, strings: list[str]) -> None:
+        import threading
+
+        self._result: tuple[bytes, bytes, bytes] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(strings,), name="cce-compress", daemon=True)
+        self._thread.start()
+
+    def _run(self, strings: list[str]) -> None:
+        try:
+            self._result = _compressed_blob(strings)
+        except BaseException as exc:  # handed to the thread that asks for the result
+            self._error = exc
+
+    def result(self) -> tuple[bytes, bytes, bytes]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+
+class CompressingChunks(list[Chunk]):
+    """A batch's chunks whose texts are already being compressed for its segment, in a helper thread.
+
+    zlib releases the GIL, and when a batch's chunks are known the chunking
+    workers are done: compressing while this process computes the vectors,
+    the postings and the other sections takes the compression (half of a
+    segment's serialization) off the serial tail of an index. The bytes are
+    those :func:`_compressed_blob` gives. The list must not change after it is
+    made; :func:`serialize_segment` falls back to compressing again if its
+    length did.
+    """
+
+    def __init__(self, chunks: Iterable[Chunk]) -> None:
+        super().__init__(chunks)
+        self._rows = len(self)
+        self._content = _CompressionThread([c.content for c in self]) if self._rows else None
+
+    def compressed_content(self) -> tuple[bytes, bytes, bytes] | None:
+        """The (blocks, block offsets, text offsets) of :func:`_compressed_blob`; None if the list changed."""
+        if self._content is None or len(self) != self._rows:
+            return None
+        return self._content.result()
 
 
 def _edge_sections(edges: list[tuple[str, str]] | None) -> list[tuple[str, bytes | memoryview, str]]:
@@ -276,7 +325,6 @@ def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
     import numpy as np
 
     ids_blob, ids_ptr = _blob([c.chunk_id for c in chunks])
-    content_z, content_block_ptr, content_ptr = _compressed_blob([c.content for c in chunks])
     type_table, type_codes = _codes([c.chunk_type for c in chunks])
     kind_table, kind_codes = _codes([c.kind for c in chunks])
     lang_table, lang_codes = _codes([c.language for c in chunks])
@@ -301,15 +349,15 @@ def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
     def js(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
-    blobs: list[tuple[str, bytes | memoryview, str]] = [
+    head: list[tuple[str, bytes | memoryview, str]] = [
         ("chunk_id", ids_blob, "utf-8"), ("chunk_id_ptr", ids_ptr, "<i8"),
         ("file", ints(file_index[c.file_path] for c in chunks), "<i4"),
         ("start_line", ints(c.start_line for c in chunks), "<i4"),
         ("end_line", ints(c.end_line for c in chunks), "<i4"),
         ("token_count", ints(c.token_count for c in chunks), "<i4"),
         ("chunk_type", type_codes, "<i4"), ("kind", kind_codes, "<i4"), ("language", lang_codes, "<i4"),
-        ("content_z", content_z, "zlib"), ("content_block_ptr", content_block_ptr, "<i8"),
-        ("content_ptr", content_ptr, "<i8"),
+    ]
+    tail: list[tuple[str, bytes | memoryview, str]] = [
         *vectors,
         ("vocab", vocab_blob, "utf-8"), ("vocab_ptr", vocab_ptr, "<i8"),
         ("bm25_ptr", _raw(parts.bm25.ptr, "<i8"), "<i8"),
@@ -323,6 +371,11 @@ def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
         *_edge_sections(parts.edges),
         *_symbol_sections(parts.files),
     ]
+    # Asked for last: texts compressed in a helper thread (CompressingChunks) had every other section's time.
+    compressed = chunks.compressed_content() if isinstance(chunks, CompressingChunks) else None
+    content_z, content_block_ptr, content_ptr = compressed or _compressed_blob([c.content for c in chunks])
+    blobs = [*head, ("content_z", content_z, "zlib"), ("content_block_ptr", content_block_ptr, "<i8"),
+             ("content_ptr", content_ptr, "<i8"), *tail]
     sections: dict[str, Any] = {}
     offset = 0
     for name, blob, dtype in blobs:
