@@ -32,6 +32,9 @@ Rows (each with the floor it is divided by)
   against the source bytes the walker keeps;
 - re-index with nothing changed, after appending a comment to one file, and
   after editing, adding and deleting a few: wall, RSS, ratio to the fresh index;
+  the one-file figure is the median (wall and CPU) of the 19 one-file edits the
+  run makes, each timed right after a ``cce --version`` (the process floor at
+  that moment);
 - ``cce index --compact`` when this build has it;
 - identity: 20 queries through ``cce search --json`` on the incrementally
   updated store and on a fresh index of the same tree into another store
@@ -53,7 +56,23 @@ Usage::
     python benchmarks/scale_bench.py --tree75k --corpora /work/corpora --work /tmp/cce-scale
 
 Edits made to a cached tree are journaled and undone at the end (or at the
-start of the next run if this one was killed). OPENBLAS_* are inherited as is.
+start of the next run if this one was killed). A file with other hard links (a
+tree cloned with ``cp -al``) gets its own copy before its first edit. OPENBLAS_*
+are inherited as is.
+
+Reusing a store: ``--reuse-store`` keeps each tree's store (``TREE/.cce``)
+between runs. A run that finds one skips the parse floor and the fresh index
+(it reports those of the run that built the store, kept in
+``store-built.json`` beside the tree, or none for a store it did not build),
+brings the store up to date and compacts it, then measures everything else as
+usual; the identity check, which needs a fresh reference index as long as the
+build, is made only with ``--check-identity``. On the 75k tree that is a
+~4-minute run instead of a ~20-minute one::
+
+    python benchmarks/scale_bench.py --tree75k --corpora /work/corpora --work /tmp/cce-scale --reuse-store
+
+(The tree's layout is the checkouts under ``--corpora``; a directory of symlinks
+to a subset of them keeps an existing tree's layout when checkouts are added.)
 """
 
 from __future__ import annotations
@@ -191,6 +210,13 @@ class Edits:
         shutil.copyfile(self.tree / rel, keep)
         self.saved.append(rel)
         self._write_journal()
+        path = self.tree / rel
+        if path.stat().st_nlink > 1:
+            # A tree cloned with hard links (cp -al) shares its files with other trees: give this one its
+            # own copy first, or the edit would change them all.
+            tmp = path.with_name(path.name + ".cce-bench-unlink")
+            shutil.copy2(path, tmp)
+            os.replace(tmp, path)
 
     def append(self, rel: str, text: str) -> None:
         self._save(rel)
@@ -492,6 +518,9 @@ def targets_for(kind: str) -> list[Target]:
         Target("store_vs_source", "store / source bytes", 2.0),
         Target("one_edit_vs_fresh", "re-index after one edit / fresh index", 0.03),
         Target("one_edit_s", "re-index after one edit (s)", 1.0),
+        # Wall time on a shared machine is CPU plus waiting for the CPU: the CPU time is what the wall
+        # time of a quiet machine approaches (the re-index is one thread), so it gets the same bound.
+        Target("one_edit_cpu_s", "re-index after one edit, CPU (s)", 1.0),
         Target("search_vs_version", "fresh cce search / cce --version", 3.0),
         *(Target(f"search_after_{n}_vs_version", f"fresh cce search after {n} re-indexes / cce --version", 3.0)
           for n in (0, 1, 5, 20)),
@@ -539,135 +568,252 @@ def measure_tree(b: Bench, kind: str, base: Path, manifest: dict[str, Any], quer
     edits.revert()  # a killed earlier run may have left edits
     dot_cce = tree / ".cce"
     ref_dir = base / "ref-store"
-    shutil.rmtree(dot_cce, ignore_errors=True)
+    built_json = base / "store-built.json"
+    cached = reusable_build(base, dot_cce) if args.reuse_store else None
+    if cached is None:
+        shutil.rmtree(dot_cce, ignore_errors=True)
+        built_json.unlink(missing_ok=True)
     shutil.rmtree(ref_dir, ignore_errors=True)
     rows: dict[str, Any] = {"tree": str(tree), "manifest_files": manifest["files"], "layout": manifest["layout"]}
     index = [cce, "index", str(tree), "--no-metrics"]
     try:
-        # The walker's view and the parse floor, both in children so this process stays small.
-        plan_json = base / "plan.json"
-        run([sys.executable, str(Path(__file__).resolve()), "--plan-child", str(tree), str(plan_json)], env)
-        planned = json.loads(plan_json.read_text(encoding="utf-8"))
-        floor_plan = base / "floor-plan.json"
-        floor_plan.write_text(json.dumps(planned["plan"]), encoding="utf-8")
-        facts = planned["facts"]
-        files_all, bytes_all = tree_bytes(tree)
-        rows["source"] = {**facts, "tree_files": files_all, "tree_bytes": bytes_all}
-        log(f"{kind}: {facts['files']} files the walker keeps, {facts['bytes'] / 1e6:.1f} MB")
-
-        # Warm-up: bytecode and grammars on a small sample, the page cache through the floor.
-        sample = b.work / "warm-sample"
-        if not sample.is_dir():
-            sample.mkdir(parents=True)
-            for n, (path, _pack) in enumerate(planned["plan"][:: max(1, len(planned["plan"]) // 40)][:40]):
-                shutil.copyfile(path, sample / f"{n}-{Path(path).name}")
-        run([cce, "index", str(sample), "--store", str(b.work / "warm-store" / "index.cce"), "--no-metrics"], env)
-        floor_cmd = [sys.executable, str(PERF), "--floor-child", str(floor_plan)]
-        floors, fresh_runs = [], []
-        for n in range(args.runs):
-            log(f"{kind}: parse floor and fresh index, round {n + 1}/{args.runs}")
-            floors.append(run(floor_cmd, env, sample=True))
-            shutil.rmtree(dot_cce, ignore_errors=True)
-            fresh_runs.append(run(index, env, sample=True))
-        floor = min(floors, key=lambda r: r.seconds)
-        fresh = min(fresh_runs, key=lambda r: r.seconds)
-        rows["parse_floor"] = {**floor.as_json(), "runs": len(floors)}
-        rows["index_fresh"] = {**fresh.as_json(), "runs": len(fresh_runs),
-                               "peak_rss_mib": round(max(r.maxrss_kib for r in fresh_runs) / MIB, 1)}
-        sizes = store_bytes(dot_cce)
-        rows["store"] = {"bytes": sum(sizes.values()), "files": sizes}
-        log(f"{kind}: floor {floor.seconds:.2f}s, fresh index {fresh.seconds:.2f}s, "
-            f"{fresh.maxrss_kib / MIB:.0f} MiB, store {sum(sizes.values()) / 1e6:.1f} MB")
-
-        source, queries = pick_queries(TREE_QUERY_SETS.get(kind, []), query_hint)
-        after: dict[str, Any] = {}
-        after["0"] = search_vs_version(cce, env, tree, queries, args.proc_reps)
-        unchanged = run(index, env, sample=True)
-        rows["index_unchanged"] = unchanged.as_json()
-        rng = random.Random(args.seed)
-        candidates = edit_candidates(tree, rng)
-        edits.append(candidates[0], comment_line(candidates[0], 1))
-        one = run(index, env, sample=True)
-        rows["index_one_edit"] = {**one.as_json(), "file": candidates[0]}
-        after["1"] = search_vs_version(cce, env, tree, queries, args.proc_reps)
-        changed = apply_mixed_edits(edits, candidates, 1)
-        mixed = run(index, env, sample=True)
-        rows["index_mixed"] = {**mixed.as_json(), **changed}
-        log(f"{kind}: re-index unchanged {unchanged.seconds:.2f}s, one edit {one.seconds:.2f}s, "
-            f"edit+add+delete {mixed.seconds:.2f}s")
-        # One-file edits until the store has been re-indexed 5 and then 20 times (no compaction
-        # in between: each adds a segment), a fresh `cce search` measured at each.
-        reindexed, more_edits = 2, []
-        for goal in (5, 20):
-            while reindexed < goal:
-                rel = candidates[8 + len(more_edits)]
-                edits.append(rel, comment_line(rel, 100 + reindexed))
-                more_edits.append(run(index, env).seconds)
-                reindexed += 1
-            after[str(goal)] = search_vs_version(cce, env, tree, queries, args.proc_reps)
-        rows["index_more_edits_s"] = [round(x, 3) for x in more_edits]
-        rows["search_after_reindexes"] = after
-        log(f"{kind}: search / --version after 0, 1, 5, 20 re-indexes: "
-            + ", ".join(f"{after[k]['ratio']:.2f}x" for k in ("0", "1", "5", "20")))
-        # Identity: the store after 22 incremental re-indexes (not compacted) against a fresh
-        # index of the same tree.
-        ref_store = ref_dir / "index.cce"
-        ref = run([cce, "index", str(tree), "--store", str(ref_store), "--no-metrics"], env, sample=True)
-        rows["index_fresh_reference"] = ref.as_json()
-        differences = []
-        for q in queries:
-            mine = search_json(cce, env, q, ["--dir", str(tree)])
-            theirs = search_json(cce, env, q, ["--store", str(ref_store)])
-            if mine != theirs:
-                differences.append({"query": q, "incremental": mine[:3], "fresh": theirs[:3]})
-        rows["identity"] = {"queries": len(queries), "query_set": source, "identical": not differences,
-                            "differing": len(differences), "first_differences": differences[:2]}
-        log(f"{kind}: identity over {len(queries)} queries: {'identical' if not differences else 'DIFFERENT'}")
-
-        if b.compact:
-            comp = run([*index, "--compact"], env, sample=True)
-            rows["compaction"] = {**comp.as_json(), "store_bytes_after": sum(store_bytes(dot_cce).values())}
+        if cached is not None:
+            # The store of an earlier run (kept with --reuse-store): its fresh-index rows, when that run
+            # built it, come from that run; what changed since is indexed and the store compacted first.
+            rows.update({k: cached[k] for k in FRESH_ROWS if k in cached})
+            rows["reused_store"] = {"built": cached.get("built"), "cce_version": cached.get("cce_version")}
+            log(f"{kind}: reusing the store in {dot_cce} (built {cached.get('built', 'by something else')})")
+            catch_up(b, kind, index, rows)
         else:
-            rows["compaction"] = "not available in this build"
-
-        # Fresh cce search against cce --version: warm both, then interleave.
-        run([cce, "--version"], env)
-        run([cce, "search", queries[0], "--dir", str(tree), "--no-metrics"], env)
-        searches, versions = [], []
-        for i in range(args.proc_reps):
-            versions.append(run([cce, "--version"], env))
-            searches.append(run([cce, "search", queries[i % len(queries)], "--dir", str(tree), "--no-metrics"], env))
-        rows["search"] = {"median_s": round(statistics.median(r.seconds for r in searches), 4),
-                          "cpu_median_s": round(statistics.median(r.cpu for r in searches), 4),
-                          "peak_rss_mib": round(max(r.maxrss_kib for r in searches) / MIB, 1),
-                          "runs": len(searches)}
-        rows["version"] = {"median_s": round(statistics.median(r.seconds for r in versions), 4),
-                           "cpu_median_s": round(statistics.median(r.cpu for r in versions), 4),
-                           "peak_rss_mib": round(max(r.maxrss_kib for r in versions) / MIB, 1),
-                           "runs": len(versions)}
-        rows["rss_floor_mib"] = round(own_maxrss_mib(), 1)
-        log(f"{kind}: cce search {rows['search']['median_s']:.3f}s vs --version {rows['version']['median_s']:.3f}s")
-        rows["mcp"] = measure_mcp(cce, tree, env, queries, args.mcp_starts, args.mcp_rounds, base)
-        log(f"{kind}: mcp start-up {rows['mcp']['startup_s']:.2f}s, first answer {rows['mcp']['first_answer_s']:.3f}s,"
-            f" warm p50 {rows['mcp']['warm']['p50_ms']:.1f} ms")
+            measure_fresh(b, kind, base, tree, index, rows)
+            if args.reuse_store:
+                write_atomic(built_json, {"built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                          "cce_version": run([cce, "--version"], env).stdout.strip(),
+                                          **{k: rows[k] for k in FRESH_ROWS}})
+        queries = measure_incremental(b, kind, tree, edits, index, rows, query_hint)
+        if args.reuse_store and not args.check_identity:
+            rows["identity"] = {"queries": len(queries), "query_set": rows["query_set"], "identical": None,
+                                "differing": None, "first_differences": [],
+                                "note": "not checked: --reuse-store without --check-identity"}
+        else:
+            check_identity(b, kind, tree, ref_dir, queries, rows)
+        measure_search_and_mcp(b, kind, base, tree, index, queries, rows)
     finally:
         edits.revert()
-        if not args.keep_stores:
+        if not (args.keep_stores or args.reuse_store):
             shutil.rmtree(dot_cce, ignore_errors=True)
+        if not args.keep_stores:
             shutil.rmtree(ref_dir, ignore_errors=True)
+    return finish_rows(kind, rows)
 
-    fresh_s = rows["index_fresh"]["wall_s"]
-    values: dict[str, float | bool] = {
-        "index_vs_floor": fresh_s / rows["parse_floor"]["wall_s"],
-        "index_vs_floor_cpu": rows["index_fresh"]["cpu_s"] / rows["parse_floor"]["cpu_s"],
+
+# Rows a fresh build measures, kept beside a store built with --reuse-store for the runs that reuse it.
+FRESH_ROWS = ("source", "parse_floor", "index_fresh", "store")
+
+
+def reusable_build(base: Path, dot_cce: Path) -> dict[str, Any] | None:
+    """What is known of the store in ``dot_cce``: the fresh-index rows if this script built it, else ``{}``;
+    None when there is no store to reuse."""
+    if not (dot_cce / "index.cce").is_file():
+        return None
+    try:
+        cached = json.loads((base / "store-built.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return cached if isinstance(cached, dict) and all(k in cached for k in FRESH_ROWS) else {}
+
+
+def write_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def measure_fresh(b: Bench, kind: str, base: Path, tree: Path, index: list[str], rows: dict[str, Any]) -> None:
+    """Walker facts, the parse floor and the fresh index (best of ``--runs``), the store's size."""
+    args, cce, env = b.args, b.cce, b.env
+    dot_cce = tree / ".cce"
+    # The walker's view and the parse floor, both in children so this process stays small.
+    plan_json = base / "plan.json"
+    run([sys.executable, str(Path(__file__).resolve()), "--plan-child", str(tree), str(plan_json)], env)
+    planned = json.loads(plan_json.read_text(encoding="utf-8"))
+    floor_plan = base / "floor-plan.json"
+    floor_plan.write_text(json.dumps(planned["plan"]), encoding="utf-8")
+    facts = planned["facts"]
+    files_all, bytes_all = tree_bytes(tree)
+    rows["source"] = {**facts, "tree_files": files_all, "tree_bytes": bytes_all}
+    log(f"{kind}: {facts['files']} files the walker keeps, {facts['bytes'] / 1e6:.1f} MB")
+
+    # Warm-up: bytecode and grammars on a small sample, the page cache through the floor.
+    sample = b.work / "warm-sample"
+    if not sample.is_dir():
+        sample.mkdir(parents=True)
+        for n, (path, _pack) in enumerate(planned["plan"][:: max(1, len(planned["plan"]) // 40)][:40]):
+            shutil.copyfile(path, sample / f"{n}-{Path(path).name}")
+    run([cce, "index", str(sample), "--store", str(b.work / "warm-store" / "index.cce"), "--no-metrics"], env)
+    floor_cmd = [sys.executable, str(PERF), "--floor-child", str(floor_plan)]
+    floors, fresh_runs = [], []
+    for n in range(args.runs):
+        log(f"{kind}: parse floor and fresh index, round {n + 1}/{args.runs}")
+        floors.append(run(floor_cmd, env, sample=True))
+        shutil.rmtree(dot_cce, ignore_errors=True)
+        fresh_runs.append(run(index, env, sample=True))
+    floor = min(floors, key=lambda r: r.seconds)
+    fresh = min(fresh_runs, key=lambda r: r.seconds)
+    rows["parse_floor"] = {**floor.as_json(), "runs": len(floors)}
+    rows["index_fresh"] = {**fresh.as_json(), "runs": len(fresh_runs),
+                           "peak_rss_mib": round(max(r.maxrss_kib for r in fresh_runs) / MIB, 1)}
+    sizes = store_bytes(dot_cce)
+    rows["store"] = {"bytes": sum(sizes.values()), "files": sizes}
+    log(f"{kind}: floor {floor.seconds:.2f}s, fresh index {fresh.seconds:.2f}s, "
+        f"{fresh.maxrss_kib / MIB:.0f} MiB, store {sum(sizes.values()) / 1e6:.1f} MB")
+
+
+def catch_up(b: Bench, kind: str, index: list[str], rows: dict[str, Any]) -> None:
+    """A reused store: index what changed since its last run (the reverted edits), then compact it.
+
+    Compacting makes every run start from the state a fresh store reads (one
+    segment per build batch, no delta segments), so repeated runs measure the
+    same thing.
+    """
+    caught = run(index, b.env)
+    prepared: dict[str, Any] = {"catch_up": caught.as_json()}
+    if b.compact:
+        prepared["compact"] = run([*index, "--compact"], b.env).as_json()
+    rows["reuse_preparation"] = prepared
+    log(f"{kind}: caught up in {caught.seconds:.2f}s"
+        + (f", compacted in {prepared['compact']['wall_s']:.2f}s" if "compact" in prepared else ""))
+
+
+def measure_incremental(b: Bench, kind: str, tree: Path, edits: Edits, index: list[str], rows: dict[str, Any],
+                        query_hint: str | None) -> list[str]:
+    """Re-indexes with nothing changed, after one-file edits (each timed beside ``cce --version``) and after
+    mixed edits, with a fresh ``cce search`` after 0, 1, 5 and 20 of them; returns the queries."""
+    args, cce, env = b.args, b.cce, b.env
+    rows["query_set"], queries = pick_queries(TREE_QUERY_SETS.get(kind, []), query_hint)
+    after: dict[str, Any] = {}
+    after["0"] = search_vs_version(cce, env, tree, queries, args.proc_reps)
+    unchanged = run(index, env, sample=True)
+    rows["index_unchanged"] = unchanged.as_json()
+    rng = random.Random(args.seed)
+    candidates = edit_candidates(tree, rng)
+    one_edits: list[Run] = []
+    versions: list[Run] = []
+
+    def one_edit(rel: str, n: int, *, sample: bool = False) -> Run:
+        # `cce --version` right before each edit: the process floor of this moment, same load.
+        versions.append(run([cce, "--version"], env))
+        edits.append(rel, comment_line(rel, n))
+        one_edits.append(run(index, env, sample=sample))
+        return one_edits[-1]
+
+    first = one_edit(candidates[0], 1, sample=True)
+    after["1"] = search_vs_version(cce, env, tree, queries, args.proc_reps)
+    changed = apply_mixed_edits(edits, candidates, 1)
+    mixed = run(index, env, sample=True)
+    rows["index_mixed"] = {**mixed.as_json(), **changed}
+    # One-file edits until the store has been re-indexed 5 and then 20 times (no compaction
+    # in between: each adds a segment), a fresh `cce search` measured at each.
+    reindexed = 2
+    for goal in (5, 20):
+        while reindexed < goal:
+            rel = candidates[8 + len(one_edits) - 1]
+            one_edit(rel, 100 + reindexed)
+            reindexed += 1
+        after[str(goal)] = search_vs_version(cce, env, tree, queries, args.proc_reps)
+    rows["index_one_edit"] = {
+        "wall_s": round(statistics.median(r.seconds for r in one_edits), 3),
+        "cpu_s": round(statistics.median(r.cpu for r in one_edits), 3),
+        "peak_rss_mib": round(max(r.maxrss_kib for r in one_edits) / MIB, 1),
+        "edits": len(one_edits), "file": candidates[0], "first": first.as_json(),
+        "wall_samples_s": [round(r.seconds, 3) for r in one_edits],
+        "cpu_samples_s": [round(r.cpu, 3) for r in one_edits],
+        "version_wall_s": round(statistics.median(r.seconds for r in versions), 4),
+        "version_cpu_s": round(statistics.median(r.cpu for r in versions), 4),
+    }
+    rows["index_more_edits_s"] = [round(r.seconds, 3) for r in one_edits[1:]]
+    rows["search_after_reindexes"] = after
+    one = rows["index_one_edit"]
+    log(f"{kind}: re-index unchanged {unchanged.seconds:.2f}s, one edit median of {one['edits']}: "
+        f"{one['wall_s']:.2f}s wall, {one['cpu_s']:.2f}s cpu (cce --version {one['version_wall_s']:.3f}s), "
+        f"edit+add+delete {mixed.seconds:.2f}s")
+    log(f"{kind}: search / --version after 0, 1, 5, 20 re-indexes: "
+        + ", ".join(f"{after[k]['ratio']:.2f}x" for k in ("0", "1", "5", "20")))
+    return queries
+
+
+def check_identity(b: Bench, kind: str, tree: Path, ref_dir: Path, queries: list[str], rows: dict[str, Any]) -> None:
+    """The store after 22 incremental re-indexes (not compacted) against a fresh index of the same tree."""
+    cce, env = b.cce, b.env
+    ref_store = ref_dir / "index.cce"
+    ref = run([cce, "index", str(tree), "--store", str(ref_store), "--no-metrics"], env, sample=True)
+    rows["index_fresh_reference"] = ref.as_json()
+    differences = []
+    for q in queries:
+        mine = search_json(cce, env, q, ["--dir", str(tree)])
+        theirs = search_json(cce, env, q, ["--store", str(ref_store)])
+        if mine != theirs:
+            differences.append({"query": q, "incremental": mine[:3], "fresh": theirs[:3]})
+    rows["identity"] = {"queries": len(queries), "query_set": rows["query_set"], "identical": not differences,
+                        "differing": len(differences), "first_differences": differences[:2]}
+    log(f"{kind}: identity over {len(queries)} queries: {'identical' if not differences else 'DIFFERENT'}")
+
+
+def measure_search_and_mcp(b: Bench, kind: str, base: Path, tree: Path, index: list[str], queries: list[str],
+                           rows: dict[str, Any]) -> None:
+    """Compaction, then fresh ``cce search`` against ``cce --version`` and ``cce mcp``."""
+    args, cce, env = b.args, b.cce, b.env
+    dot_cce = tree / ".cce"
+    if b.compact:
+        comp = run([*index, "--compact"], env, sample=True)
+        rows["compaction"] = {**comp.as_json(), "store_bytes_after": sum(store_bytes(dot_cce).values())}
+    else:
+        rows["compaction"] = "not available in this build"
+
+    # Fresh cce search against cce --version: warm both, then interleave.
+    run([cce, "--version"], env)
+    run([cce, "search", queries[0], "--dir", str(tree), "--no-metrics"], env)
+    searches, versions = [], []
+    for i in range(args.proc_reps):
+        versions.append(run([cce, "--version"], env))
+        searches.append(run([cce, "search", queries[i % len(queries)], "--dir", str(tree), "--no-metrics"], env))
+    rows["search"] = {"median_s": round(statistics.median(r.seconds for r in searches), 4),
+                      "cpu_median_s": round(statistics.median(r.cpu for r in searches), 4),
+                      "peak_rss_mib": round(max(r.maxrss_kib for r in searches) / MIB, 1),
+                      "runs": len(searches)}
+    rows["version"] = {"median_s": round(statistics.median(r.seconds for r in versions), 4),
+                       "cpu_median_s": round(statistics.median(r.cpu for r in versions), 4),
+                       "peak_rss_mib": round(max(r.maxrss_kib for r in versions) / MIB, 1),
+                       "runs": len(versions)}
+    rows["rss_floor_mib"] = round(own_maxrss_mib(), 1)
+    log(f"{kind}: cce search {rows['search']['median_s']:.3f}s vs --version {rows['version']['median_s']:.3f}s")
+    rows["mcp"] = measure_mcp(cce, tree, env, queries, args.mcp_starts, args.mcp_rounds, base)
+    log(f"{kind}: mcp start-up {rows['mcp']['startup_s']:.2f}s, first answer {rows['mcp']['first_answer_s']:.3f}s,"
+        f" warm p50 {rows['mcp']['warm']['p50_ms']:.1f} ms")
+
+
+def finish_rows(kind: str, rows: dict[str, Any]) -> dict[str, Any]:
+    """Ratios and the verdict of every target; a target whose measure was skipped has ``pass`` None."""
+    one = rows["index_one_edit"]
+    fresh = "index_fresh" in rows  # absent when a reused store was not built by this script
+    fresh_s = rows["index_fresh"]["wall_s"] if fresh else None
+
+    def of_fresh(value: float) -> float | None:
+        return value / fresh_s if fresh_s else None
+
+    values: dict[str, float | bool | None] = {
+        "index_vs_floor": fresh_s / rows["parse_floor"]["wall_s"] if fresh_s else None,
+        "index_vs_floor_cpu": rows["index_fresh"]["cpu_s"] / rows["parse_floor"]["cpu_s"] if fresh else None,
         "index_s": fresh_s,
-        "index_rss_mib": rows["index_fresh"]["peak_rss_mib"],
-        "store_vs_source": rows["store"]["bytes"] / rows["source"]["bytes"],
-        "store_vs_tree": rows["store"]["bytes"] / rows["source"]["tree_bytes"],
-        "unchanged_vs_fresh": rows["index_unchanged"]["wall_s"] / fresh_s,
-        "one_edit_vs_fresh": rows["index_one_edit"]["wall_s"] / fresh_s,
-        "one_edit_s": rows["index_one_edit"]["wall_s"],
-        "mixed_vs_fresh": rows["index_mixed"]["wall_s"] / fresh_s,
+        "index_rss_mib": rows["index_fresh"]["peak_rss_mib"] if fresh else None,
+        "store_vs_source": rows["store"]["bytes"] / rows["source"]["bytes"] if fresh else None,
+        "store_vs_tree": rows["store"]["bytes"] / rows["source"]["tree_bytes"] if fresh else None,
+        "unchanged_vs_fresh": of_fresh(rows["index_unchanged"]["wall_s"]),
+        "one_edit_vs_fresh": of_fresh(one["wall_s"]),
+        "one_edit_s": one["wall_s"],
+        "one_edit_cpu_s": one["cpu_s"],
+        "one_edit_vs_version": one["wall_s"] / one["version_wall_s"],
+        "mixed_vs_fresh": of_fresh(rows["index_mixed"]["wall_s"]),
         "search_vs_version": rows["search"]["median_s"] / rows["version"]["median_s"],
         **{f"search_after_{k}_vs_version": float(v["ratio"]) for k, v in rows["search_after_reindexes"].items()},
         "mcp_startup_s": rows["mcp"]["startup_s"],
@@ -679,7 +825,7 @@ def measure_tree(b: Bench, kind: str, base: Path, manifest: dict[str, Any], quer
     results = []
     for t in targets_for(kind):
         value = values[t.key]
-        ok = value is True if isinstance(t.bound, bool) else float(value) <= t.bound
+        ok = None if value is None else value is True if isinstance(t.bound, bool) else float(value) <= t.bound
         results.append({"key": t.key, "label": t.label, "bound": t.bound, "value": value, "pass": ok})
     rows["values"] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in values.items()}
     rows["targets"] = results
@@ -689,52 +835,79 @@ def measure_tree(b: Bench, kind: str, base: Path, manifest: dict[str, Any], quer
 # -- rendering -----------------------------------------------------------------------------------------
 
 
+def _passed(ok: bool | None) -> str:
+    return "not measured" if ok is None else "pass" if ok else "**MISS**"
+
+
 def _verdict(r: dict[str, Any], key: str) -> tuple[str, str]:
     for t in r["targets"]:
         if t["key"] == key:
             bound = t["bound"]
             text = "identical" if isinstance(bound, bool) else f"≤ {bound:g}"
-            return text, "pass" if t["pass"] else "**MISS**"
+            return text, _passed(t["pass"])
     return "—", ""
 
 
 def render(name: str, r: dict[str, Any]) -> str:
-    v, s = r["values"], r["source"]
-    fr, fl = r["index_fresh"], r["parse_floor"]
+    v, one = r["values"], r["index_one_edit"]
+    fr, fl, s = r.get("index_fresh"), r.get("parse_floor"), r.get("source")
+
+    def pct(key: str) -> str:
+        return "—" if v[key] is None else f"{v[key]:.1%}"
+
+    fresh_cell = f"fresh index {fr['wall_s']:.2f} s" if fr else "fresh index not measured"
 
     def reindex(label: str, row: dict[str, Any], ratio_key: str, target_key: str | None = None) -> str:
         tgt, ok = "—", ""
         for t in r["targets"]:
             if t["key"] == target_key:
-                tgt, ok = f"≤ {t['bound']:.0%}", "pass" if t["pass"] else "**MISS**"
-        return (f"| {label} | {row['wall_s']:.2f} s, {row['peak_rss_mib']:.0f} MiB | fresh index {fr['wall_s']:.2f} s "
-                f"| {v[ratio_key]:.1%} | {tgt} | {ok} |")
+                tgt, ok = f"≤ {t['bound']:.0%}", _passed(t["pass"])
+        return (f"| {label} | {row['wall_s']:.2f} s, {row['peak_rss_mib']:.0f} MiB | {fresh_cell} "
+                f"| {pct(ratio_key)} | {tgt} | {ok} |")
 
-    lines = [
-        f"### {name}: {s['files']} files the walker keeps ({s['bytes'] / 1e6:.1f} MB); tree {s['tree_files']} files",
-        "",
-        "| measure | value | floor | ratio | target | result |",
-        "|---|---|---|---|---|---|",
-        f"| `cce index`, fresh | {fr['wall_s']:.2f} s (cpu {fr['cpu_s']:.1f} s) | parse floor {fl['wall_s']:.2f} s "
-        f"(cpu {fl['cpu_s']:.1f} s) | {v['index_vs_floor']:.2f}× (cpu {v['index_vs_floor_cpu']:.2f}×) | "
-        f"{_verdict(r, 'index_vs_floor')[0]}× | {_verdict(r, 'index_vs_floor')[1]} |",
-    ]
-    if any(t["key"] == "index_s" for t in r["targets"]):
-        tgt, ok = _verdict(r, "index_s")
-        lines.append(f"| `cce index`, fresh, wall | {fr['wall_s']:.2f} s | | | {tgt} s | {ok} |")
-    tgt, ok = _verdict(r, "index_rss_mib")
+    if s is not None:
+        head = (f"### {name}: {s['files']} files the walker keeps ({s['bytes'] / 1e6:.1f} MB); "
+                f"tree {s['tree_files']} files")
+    else:
+        head = f"### {name}: {r['manifest_files']} files in the tree"
+    lines = [head, ""]
+    reused = r.get("reused_store")
+    if reused and reused.get("built"):
+        lines += [f"Reused store (`--reuse-store`), built {reused['built']} by {reused['cce_version']}; the "
+                  "fresh-index rows are that build's.", ""]
+    elif reused:
+        lines += ["Reused store (`--reuse-store`) that this script did not build: no fresh-index rows.", ""]
+    lines += ["| measure | value | floor | ratio | target | result |", "|---|---|---|---|---|---|"]
+    if fr and fl and s:
+        lines.append(
+            f"| `cce index`, fresh | {fr['wall_s']:.2f} s (cpu {fr['cpu_s']:.1f} s) | parse floor {fl['wall_s']:.2f} s "
+            f"(cpu {fl['cpu_s']:.1f} s) | {v['index_vs_floor']:.2f}× (cpu {v['index_vs_floor_cpu']:.2f}×) | "
+            f"{_verdict(r, 'index_vs_floor')[0]}× | {_verdict(r, 'index_vs_floor')[1]} |")
+        if any(t["key"] == "index_s" for t in r["targets"]):
+            tgt, ok = _verdict(r, "index_s")
+            lines.append(f"| `cce index`, fresh, wall | {fr['wall_s']:.2f} s | | | {tgt} s | {ok} |")
+        tgt, ok = _verdict(r, "index_rss_mib")
+        lines += [
+            f"| peak RSS of `cce index` | {fr['peak_rss_mib']:.0f} MiB (group: RSS {fr['group_peak_rss_mib']:.0f}, "
+            f"PSS {fr['group_peak_pss_mib']:.0f} MiB) | parse floor {fl['peak_rss_mib']:.0f} MiB | "
+            f"| {tgt} MiB | {ok} |",
+            f"| store size | {r['store']['bytes'] / 1e6:.1f} MB | source the walker keeps {s['bytes'] / 1e6:.1f} MB "
+            f"(whole tree {s['tree_bytes'] / 1e6:.1f} MB) | {v['store_vs_source']:.2f}× "
+            f"(tree {v['store_vs_tree']:.2f}×) | "
+            f"{_verdict(r, 'store_vs_source')[0]}× | {_verdict(r, 'store_vs_source')[1]} |",
+        ]
     lines += [
-        f"| peak RSS of `cce index` | {fr['peak_rss_mib']:.0f} MiB (group: RSS {fr['group_peak_rss_mib']:.0f}, "
-        f"PSS {fr['group_peak_pss_mib']:.0f} MiB) | parse floor {fl['peak_rss_mib']:.0f} MiB | | {tgt} MiB | {ok} |",
-        f"| store size | {r['store']['bytes'] / 1e6:.1f} MB | source the walker keeps {s['bytes'] / 1e6:.1f} MB "
-        f"(whole tree {s['tree_bytes'] / 1e6:.1f} MB) | {v['store_vs_source']:.2f}× (tree {v['store_vs_tree']:.2f}×) | "
-        f"{_verdict(r, 'store_vs_source')[0]}× | {_verdict(r, 'store_vs_source')[1]} |",
         reindex("re-index, nothing changed", r["index_unchanged"], "unchanged_vs_fresh"),
-        reindex("re-index after editing one file", r["index_one_edit"], "one_edit_vs_fresh", "one_edit_vs_fresh"),
+        reindex(f"re-index after editing one file (median of {one['edits']})", one, "one_edit_vs_fresh",
+                "one_edit_vs_fresh"),
     ]
     tgt, ok = _verdict(r, "one_edit_s")
     lines += [
-        f"| re-index after editing one file, wall | {r['index_one_edit']['wall_s']:.2f} s | | | {tgt} s | {ok} |",
+        f"| re-index after editing one file, wall / cpu (median of {one['edits']}) | {one['wall_s']:.2f} s / "
+        f"{one['cpu_s']:.2f} s | `cce --version` {one['version_wall_s']:.3f} s / {one['version_cpu_s']:.3f} s | "
+        f"{v['one_edit_vs_version']:.1f}× | {tgt} s (wall) | {ok} |",
+        f"| re-index after editing one file, cpu (median of {one['edits']}) | {one['cpu_s']:.2f} s | | | "
+        f"{_verdict(r, 'one_edit_cpu_s')[0]} s (cpu) | {_verdict(r, 'one_edit_cpu_s')[1]} |",
         reindex("re-index after 3 edits, 2 adds, 2 deletes", r["index_mixed"], "mixed_vs_fresh"),
     ]
     comp = r["compaction"]
@@ -763,8 +936,9 @@ def render(name: str, r: dict[str, Any]) -> str:
                  f"(p95 {m['warm']['p95_ms']:.1f}) | | | {tgt} ms | {ok} |")
     idn = r["identity"]
     tgt, ok = _verdict(r, "identical")
-    lines.append(f"| incremental vs fresh, {idn['queries']} queries | "
-                 f"{'identical' if idn['identical'] else str(idn['differing']) + ' differ'} | | | {tgt} | {ok} |")
+    same = idn.get("note", "") if idn["identical"] is None else "identical" if idn["identical"] else \
+        f"{idn['differing']} differ"
+    lines.append(f"| incremental vs fresh, {idn['queries']} queries | {same} | | | {tgt} | {ok} |")
     lines.append("")
     lines.append(f"RSS rows are `ru_maxrss` of the child (max of it and its reaped workers); this driver's own "
                  f"high-water mark, below which no child can read, is {r['rss_floor_mib']:.0f} MiB.")
@@ -793,6 +967,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=13, help="which files get edited (default 13)")
     ap.add_argument("--cce", help="cce executable (default: the one beside this Python)")
     ap.add_argument("--keep-stores", action="store_true", help="leave the stores in the work dir afterwards")
+    ap.add_argument("--reuse-store", action="store_true",
+                    help="keep each tree's store (TREE/.cce) between runs and start from it when present instead "
+                         "of a fresh index; the fresh-index rows are then those of the run that built it")
+    ap.add_argument("--check-identity", action="store_true",
+                    help="with --reuse-store: still build the fresh reference store for the identity check")
     ap.add_argument("--out", help="write the JSON report here")
     ap.add_argument("--plan-child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--answer-child", nargs=3, help=argparse.SUPPRESS)

@@ -566,8 +566,8 @@ def index_directory(
     # and whether its (size, time) pair matches one that may be trusted.
     listed_files = walked.listed
     count = len(listed_files)
-    row_of = np.fromiter((known.position.get(listed.path, -1) for listed in listed_files), dtype=np.int64,
-                         count=count) if len(known) else np.full(count, -1, dtype=np.int64)
+    row_of = known.rows_of([listed.path for listed in listed_files], remembered) if len(known) else \
+        np.full(count, -1, dtype=np.int64)
     in_store = row_of >= 0
     trusted = in_store.copy()
     if trusted.any():
@@ -694,7 +694,8 @@ def index_directory(
             stats = _stats(walked, len(known), previous.rows, len(known), started)
             stats.store_bytes = previous.size_bytes
             save_racy_list(store_path, racy)
-            save_skip_list(store_path, not_utf8)
+            if not_utf8 != remembered or not reuse:  # the list read at the start still holds: not rewritten
+                save_skip_list(store_path, not_utf8)
             record_fingerprint(store_path, previous.meta)
             return previous, stats
 
@@ -716,7 +717,8 @@ def index_directory(
     dim = dim or int(embedder.dim or 0)
     final_meta = store_meta(host, embedder, protect_secrets, dim, profile)
     save_racy_list(store_path, racy)  # before the manifest that records those pairs
-    save_skip_list(store_path, not_utf8)
+    if not_utf8 != remembered or not reuse:
+        save_skip_list(store_path, not_utf8)
     # A re-index also writes the resolved live-file table, so no later reader has to resolve it.
     view = save_live_view(store_path, previous, refs, known) \
         if not fresh_store and previous is not None else None

@@ -17,8 +17,7 @@ writer wrote for the same live files.
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import pairwise
@@ -55,6 +54,52 @@ class Strings:
     def item(self, i: int) -> str:
         return str(self.blob[int(self.ptr[i]) : int(self.ptr[i + 1])], "utf-8")
 
+    def check_utf8(self) -> None:
+        """Raise UnicodeDecodeError unless every string decodes, in C-level passes (nothing kept decoded).
+
+        The blob decoding whole and every cut between strings falling on a
+        character's first byte (not on a continuation byte) is the same as
+        every string decoding alone.
+        """
+        raw = bytes(self.blob)
+        raw.decode("utf-8")
+        if raw.isascii():
+            return
+        if len(self.ptr) and int(self.ptr.min()) < 0:  # a damaged offset: decode as readers would slice
+            self.to_list()
+            return
+        data = np.frombuffer(raw, dtype=np.uint8)
+        cuts = self.ptr[self.ptr < len(data)]
+        inside = np.flatnonzero((data[cuts] & 0xC0) == 0x80)
+        if len(inside):
+            at = int(cuts[inside[0]])
+            raise UnicodeDecodeError("utf-8", raw, at, at + 1, "a string starts inside a character")
+
+    def bisect(self, value: str) -> int:
+        """Where ``value`` goes in these strings, sorted (UTF-8 byte order, which is str order): nothing decoded."""
+        target = value.encode("utf-8")
+        blob, ptr = self.blob, self.ptr
+        lo, hi = 0, len(self)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if bytes(blob[int(ptr[mid]) : int(ptr[mid + 1])]) < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def equals(self, values: Sequence[str]) -> bool:
+        """Whether these are exactly ``values``, in order: a few C-level passes, no string decoded."""
+        if len(values) != len(self):
+            return False
+        # Each encoded alone, then joined: joining first would widen the whole text for one non-ASCII path.
+        encoded = [v.encode("utf-8") for v in values]
+        blob = self.blob if isinstance(self.blob, bytes) else bytes(self.blob)  # one memcmp, not an item loop
+        if b"".join(encoded) != blob:
+            return False
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        return bool(self.ptr[0] == 0) and bool(np.array_equal(np.diff(self.ptr), lengths))
+
     def to_list(self) -> list[str]:
         raw = bytes(self.blob)
         ptr = self.ptr.tolist()
@@ -81,7 +126,7 @@ class Strings:
         breaks = np.flatnonzero(np.diff(take) != 1) + 1
         starts = [0, *breaks.tolist()]
         ends = [*breaks.tolist(), n]
-        blob = self.blob
+        blob = memoryview(self.blob)  # slices of a view are not copies: the join below copies each byte once
         pieces = [blob[int(self.ptr[take[a]]) : int(self.ptr[take[e - 1] + 1])] for a, e in zip(starts, ends,
                                                                                                 strict=True)]
         return Strings(b"".join(pieces), out_ptr)
@@ -89,7 +134,7 @@ class Strings:
     def concat(self, other: Strings) -> Strings:
         if not len(other):
             return self
-        return Strings(bytes(self.blob) + bytes(other.blob),
+        return Strings(b"".join((self.blob, other.blob)),  # one copy (bytes(a) + bytes(b) made two or three)
                        np.concatenate((self.ptr, other.ptr[1:] + self.ptr[-1])))
 
 
@@ -123,7 +168,42 @@ class LiveTable:
         return {p: i for i, p in enumerate(self.path_list)}
 
     def find(self, path: str) -> int:
-        return self.position.get(path, -1)
+        """Row of ``path``, or -1.
+
+        The first lookups bisect the path bytes (a one-file re-index makes a
+        handful); past about one per 64 rows the path map is built once and
+        answers the rest, as it costs less than that many bisections.
+        """
+        position = self.__dict__.get("position")
+        if position is None:
+            done = self.__dict__.get("_bisections", 0)
+            if done <= len(self) // 64 + 16:
+                self.__dict__["_bisections"] = done + 1
+                i = self.paths.bisect(path)
+                return i if i < len(self) and self.paths.item(i) == path else -1
+            position = self.position
+        return position.get(path, -1)
+
+    def rows_of(self, paths: Sequence[str], absent: Container[str] = ()) -> np.ndarray:
+        """The row of each of ``paths`` (-1: not in the table), int64.
+
+        A re-index asks this of every path the walk listed. When they are exactly
+        this table's paths once those in ``absent`` (a guess: the files known to
+        be left out) are set aside — an edit in place moves no path — the rows
+        are found without decoding a path or building the path map; any other
+        case takes the map, so a wrong guess costs time, never a wrong row.
+        """
+        n = len(paths)
+        present = np.fromiter((p not in absent for p in paths), dtype=bool, count=n) if absent else None
+        kept = paths if present is None or present.all() else [p for p in paths if p not in absent]
+        if self.paths.equals(kept):
+            if present is None:
+                return np.arange(n, dtype=np.int64)
+            rows = np.full(n, -1, dtype=np.int64)
+            rows[present] = np.arange(len(kept), dtype=np.int64)
+            return rows
+        position = self.position
+        return np.fromiter((position.get(p, -1) for p in paths), dtype=np.int64, count=n)
 
     def imports_of(self, i: int) -> list[str]:
         return [self.imports.item(k) for k in range(int(self.import_ptr[i]), int(self.import_ptr[i + 1]))]
@@ -135,7 +215,7 @@ class LiveTable:
 
     def entry(self, i: int) -> FileEntry:
         """Row ``i`` as a file entry (first chunk local to its segment)."""
-        return FileEntry(self.path_list[i], self.shas.item(i), int(self.tokens[i]), int(self.local[i]),
+        return FileEntry(self.paths.item(i), self.shas.item(i), int(self.tokens[i]), int(self.local[i]),
                          int(self.count[i]), self.imports_of(i), int(self.size[i]), int(self.mtime[i]))
 
     # -- building ------------------------------------------------------------
@@ -259,7 +339,7 @@ class LiveTable:
         kept = np.flatnonzero(keep)
         # Row order of the result over (this table's rows, then the added ones): added file k
         # goes before the first kept row whose path sorts after it.
-        at = [bisect_left(self.path_list, f.path) for f in added]
+        at = [self.paths.bisect(f.path) for f in added]
         slots = np.searchsorted(kept, np.asarray(at, dtype=np.int64)) if added else np.zeros(0, dtype=np.int64)
         order = np.insert(kept, slots, np.arange(n, n + len(added), dtype=np.int64))
         combined = table.concat(LiveTable.from_entries(added, [s] * len(added))) if added else table

@@ -519,7 +519,7 @@ class SegmentedStore(StoreData):
         if self.view is not None:
             table = LiveTable.from_view(self.view, [segment.rows for segment in self.segments], self.path)
             try:
-                table.path_list  # noqa: B018 - decoded now, so damaged bytes are reported here
+                table.paths.check_utf8()  # damaged bytes are reported here, not where a path is next read
             except UnicodeDecodeError as exc:
                 raise CceError(f"the live view {self.view.path} is corrupt ({exc}) — re-run `cce index`") from None
             return table
