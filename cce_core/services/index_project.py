@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cce_core.indexing.indexer import IndexStats, index_directory
-from cce_core.indexing.store import StoreData, default_store_path
+from cce_core.indexing.store import STORE_DIR, StoreData, default_store_path
+from cce_core.sync import SYNC_MARKER_FILE
 
 if TYPE_CHECKING:
     from cce_core.hookspecs import Embedder
@@ -51,7 +52,9 @@ def reindex_failure_line(exc: BaseException) -> str:
 
 def retire_pull_marker(directory: Path, store_path: Path) -> None:
     """After a local build of the directory's own store: a sync pull marker no longer describes it."""
-    if store_path.resolve() == default_store_path(directory).resolve():
+    # Only a directory a pull wrote into has a marker: the usual index skips importing Sync (~30 ms).
+    if store_path.resolve() == default_store_path(directory).resolve() and \
+            (directory / STORE_DIR / SYNC_MARKER_FILE).exists():
         from cce_core.sync.service import forget_pull
 
         forget_pull(directory)

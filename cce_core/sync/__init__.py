@@ -6,3 +6,7 @@ are shared across engines. Modules: `settings` (the `sync.*` config keys),
 `identity` (repo ids and remote keys), `artifact` (the `.cce` codec),
 `remote` (the git working clone).
 """
+
+# The marker a pull leaves beside the store it wrote (``.cce/synced.json``), named here so a local
+# index can look for it without importing the sync service.
+SYNC_MARKER_FILE = "synced.json"

@@ -24,6 +24,7 @@ from cce_core.foundation.git_facts import head_sha
 from cce_core.indexing.fingerprint import file_sha256, record_fingerprint
 from cce_core.indexing.store import STORE_DIR, collect_garbage, default_store_path, load_store, save_store
 from cce_core.indexing.store_lock import store_lock
+from cce_core.sync import SYNC_MARKER_FILE
 from cce_core.sync.artifact import (
     HASH_EMBEDDER,
     Artifact,
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from cce_core.indexing.store import StoreData
     from cce_core.plugins.host import PluginHost
 
-MARKER_FILE = "synced.json"
+MARKER_FILE = SYNC_MARKER_FILE
 NO_REMOTE = "no sync remote configured — run `cce sync init --remote <git-url>`"
 DIRTY = ("refusing to push: the working tree is dirty. Commit your changes and push a clean sha (a cache is "
          "content-addressed by commit).")
