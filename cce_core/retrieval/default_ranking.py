@@ -147,8 +147,8 @@ class DefaultRanker:
         self.file_of = list(chain.from_iterable(map(repeat, range(len(counts)), counts)))
         self.postings = PlainPostings(store)
         self.doc_len = self.postings.doc_len
-        prefix = [0, *accumulate(self.doc_len)]
-        self.file_len = [prefix[end] - prefix[start] for start, end in zip(self.starts, self.ends, strict=True)]
+        # Each file's length in tokens, summed on first use: a query's terms touch a few thousand files.
+        self._file_lengths: dict[int, int] = {}
         self.source_lines = SourceLines(Path(source_root) if source_root is not None else _tree_root(store))
         # Ids and (type, lines) are read from the store's columns: building a whole chunk decodes its text.
         self.chunk_ids = store.chunk_ids
@@ -188,25 +188,30 @@ class DefaultRanker:
             return chunk_scores, file_scores
         avgdl, avgfl = self._average_lengths
         weights = analysis.term_weights if self.stages.query_analysis else {t: 1.0 for t in analysis.tokens}
-        doc_len, file_of, file_len = self.doc_len, self.file_of, self.file_len
+        doc_len, file_of, file_length = self.doc_len, self.file_of, self._file_length
         k1, b = BM25_K1, BM25_B
+        # Hoisted out of the per-posting loop, each the same first operation the full expression
+        # makes, so the floats are unchanged: weight * idf * tf * (k1 + 1) / (tf + k1 * ((1 - b) + b * dl / avgdl)).
+        k1_plus_1, one_minus_b = k1 + 1.0, 1.0 - b
+        score_of = chunk_scores.get
         fb, cap = self._file_length_norm(analysis)
         for term, weight in weights.items():
             hits = self.postings.postings(term)
             if not hits:
                 continue
             idf = math.log(1.0 + (n - len(hits) + 0.5) / (len(hits) + 0.5))
+            weight_idf = weight * idf
             per_file: dict[int, int] = {}
+            tf_of = per_file.get
             for doc, tf in hits:
-                dl = doc_len[doc]
-                chunk_scores[doc] = chunk_scores.get(doc, 0.0) + \
-                    weight * idf * tf * (k1 + 1.0) / (tf + k1 * ((1.0 - b) + b * dl / avgdl))
+                chunk_scores[doc] = score_of(doc, 0.0) + \
+                    weight_idf * tf * k1_plus_1 / (tf + k1 * (one_minus_b + b * doc_len[doc] / avgdl))
                 f = file_of[doc]
-                per_file[f] = per_file.get(f, 0) + tf
+                per_file[f] = tf_of(f, 0) + tf
             if self.stages.file_view:
                 fidf = math.log(1.0 + (n_files - len(per_file) + 0.5) / (len(per_file) + 0.5))
                 for f, ftf in per_file.items():
-                    norm = k1 * ((1.0 - fb) + fb * min(file_len[f] / avgfl, cap))
+                    norm = k1 * ((1.0 - fb) + fb * min(file_length(f) / avgfl, cap))
                     file_scores[f] = file_scores.get(f, 0.0) + weight * fidf * ftf * (k1 + 1.0) / (ftf + norm)
         return chunk_scores, file_scores
 
@@ -222,10 +227,27 @@ class DefaultRanker:
         return (BM25_B, math.inf) if analysis.is_long else (FILE_B, FILE_LENGTH_CAP)
 
     @cached_property
+    def file_len(self) -> list[int]:
+        """Every file's length in tokens (the sum of its chunks'), for the vectorised BM25."""
+        prefix = [0, *accumulate(self.doc_len)]
+        return [prefix[end] - prefix[start] for start, end in zip(self.starts, self.ends, strict=True)]
+
+    def _file_length(self, f: int) -> int:
+        length = self._file_lengths.get(f)
+        if length is None:
+            length = self._file_lengths[f] = sum(self.doc_len[self.starts[f]:self.ends[f]])
+        return length
+
+    @cached_property
     def _average_lengths(self) -> tuple[float, float]:
         """Average chunk and file length in tokens (summed once, not per query)."""
-        avgdl = (sum(self.doc_len) / max(len(self.doc_len), 1)) or 1.0
-        avgfl = (sum(self.file_len) / max(len(self.paths), 1)) or 1.0
+        total = sum(self.doc_len)
+        avgdl = (total / max(len(self.doc_len), 1)) or 1.0
+        # The files' spans tile the store (each chunk in exactly one file) in every store this reads,
+        # so the files' lengths add up to the same integer as the chunks'; anything else sums them.
+        tiled = bool(self.paths) and self.starts[0] == 0 and self.ends[-1] == len(self.doc_len) and \
+            self.starts[1:] == self.ends[:-1]
+        avgfl = ((total if tiled else sum(self.file_len)) / max(len(self.paths), 1)) or 1.0
         return avgdl, avgfl
 
     @cached_property

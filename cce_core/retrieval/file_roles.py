@@ -62,6 +62,9 @@ _CONFIG_EXTENSIONS = frozenset({"json", "yaml", "yml", "toml", "ini", "cfg", "co
 _STYLE_EXTENSIONS = frozenset({"css", "scss", "sass", "less", "styl"})
 _META_NAMES = ("license", "licence", "copying", "notice", "authors", "contributors", "changelog", "changes",
                "history", "news", "code_of_conduct", "contributing", "security", "codeowners", "maintainers")
+# The same names as a set and as the prefixes ``name-`` / ``name_``: one C-level test each, not a loop per name.
+_META_SET = frozenset(_META_NAMES)
+_META_PREFIXES = tuple(m + sep for m in _META_NAMES for sep in ("-", "_"))
 _SOURCE_DIRS = frozenset({"src", "lib", "source", "sources", "pkg", "internal", "app", "cmd", "crates"})
 # Lockfiles by shape: ``*.lock``, ``*.lockb``, ``*-lock.json`` / ``*-lock.yaml``, and the ``go.sum`` style
 # checksum list (``*.sum``).
@@ -109,14 +112,14 @@ class FileRoles:
         if ext in _LOCK_EXTENSIONS or stem.endswith("-lock") or name.startswith("requirements") or (
                 dirs and dirs[-1] == "requirements"):
             return CONFIG
-        if any(stem == m or stem.startswith(m + "-") or stem.startswith(m + "_") or name == m for m in _META_NAMES):
+        if stem in _META_SET or name in _META_SET or stem.startswith(_META_PREFIXES):
             return META
         if ext in _STYLE_EXTENSIONS:
             return STYLE
-        if (any(d in _GENERATED_DIRS for d in dirs) or ".min." in name or name.endswith(".map")
+        if (not _GENERATED_DIRS.isdisjoint(dirs) or ".min." in name or name.endswith(".map")
                 or self._generated.matches(path)):
             return GENERATED
-        if any(d in _TEST_DIRS for d in dirs) or self._tests.matches(path):
+        if not _TEST_DIRS.isdisjoint(dirs) or self._tests.matches(path):
             return TEST
         # Below a source folder, "benchmark" or "examples" is the project's own domain (hyperfine's
         # src/benchmark/ is its core), not a side tree; only folders outside one mark a role.

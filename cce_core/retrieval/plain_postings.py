@@ -41,12 +41,8 @@ class PlainPostings:
             return lengths
         view = getattr(store, "view", None)
         if view is not None:  # a re-index's live view lists each position's row: one C-level gather
-            from operator import itemgetter
-
-            rows = view.view("perm").tolist()
-            if len(rows) < 2:
-                return [lengths[row] for row in rows]
-            return list(itemgetter(*rows)(lengths))
+            # (straight over the mapped column: reading it into a list first cost as much again)
+            return list(map(lengths.__getitem__, view.view("perm")))
         live = [0] * store.rows  # type: ignore[attr-defined]
         for row, length in enumerate(lengths):
             if positions[row] >= 0:
@@ -75,8 +71,8 @@ class PlainPostings:
             if positions is None:
                 out.extend(zip([base + d for d in docs], tfs, strict=True))
             else:
-                out.extend((positions[base + d], tf) for d, tf in zip(docs, tfs, strict=True)
-                           if positions[base + d] >= 0)
+                mapped = [positions[base + d] for d in docs]  # one lookup per posting, not two
+                out.extend((position, tf) for position, tf in zip(mapped, tfs, strict=True) if position >= 0)
         if positions is not None:
             out.sort()
         return out

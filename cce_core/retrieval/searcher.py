@@ -145,14 +145,23 @@ class Searcher:
             self._kernels[name] = kernel
         return kernel
 
-    def _kernel_for(self, query_vector: Sequence[float]) -> Kernel:
+    def _kernel_for(self, query_vector: Sequence[float], query_tokens: list[str]) -> Kernel:
         choice = self.kernel_choice
         if choice == "auto":
             choice = "numpy"
             if "numpy" not in sys.modules:
-                from cce_core.retrieval.pure_kernel import LeanKernel, sparse_coordinates
+                from cce_core.retrieval.pure_kernel import (
+                    MAX_LEAN_WORK,
+                    MAX_LEAN_WORK_DEFAULT_RANKING,
+                    LeanKernel,
+                    sparse_coordinates,
+                )
 
-                if LeanKernel.suits(self.store, sparse_coordinates(query_vector)):
+                # Under the default ranking the vectorised path would also build its BM25 tables in
+                # numpy, so staying in plain Python pays for more work than under the family's.
+                budget = MAX_LEAN_WORK if self.profile == FAMILY else MAX_LEAN_WORK_DEFAULT_RANKING
+                if LeanKernel.suits(self.store, sparse_coordinates(query_vector), unique_in_order(query_tokens),
+                                    budget):
                     choice = "lean"
         return self._kernel(choice)
 
@@ -187,11 +196,11 @@ class Searcher:
         qvec = self.embedder.embed_query(query)
         check_query_dimensions(store, qvec)
         if self.profile != FAMILY:
-            kernel = self._kernel_for(qvec)  # cosines only: the default ranking itself is plain Python
+            kernel = self._kernel_for(qvec, query_tokens)  # cosines only: the default ranking itself is plain Python
             self.last_kernel = kernel.name
             ranked = self._rank_default(query, kernel.cosines(qvec), top_k, graph)
             return [SearchResult(i + 1, store.chunks[idx], sc) for i, (idx, sc) in enumerate(ranked)]
-        kernel = self._kernel_for(qvec)
+        kernel = self._kernel_for(qvec, query_tokens)
         self.last_kernel = kernel.name
         cosines = kernel.cosines(qvec)
         ranked = self._rank(query, query_tokens, kernel, cosines, top_k)

@@ -72,7 +72,6 @@ def search_project(store_path: Path, query: str, *, top_k: int, graph: bool, ran
     goes to ``warn`` before the search.
     """
     from cce_core.indexing.pack_drift import search_warning
-    from cce_core.services.search_event import record_cli_search
 
     searcher = open_searcher(store_path, ranking, warn)
     if (drift := search_warning(searcher.store)) is not None:
@@ -80,6 +79,9 @@ def search_project(store_path: Path, query: str, *, top_k: int, graph: bool, ran
     run = timed_search(searcher, query, top_k, graph)
     query_id = None
     if record_event:
+        # Imported only here: the event record and metrics modules cost a --no-metrics search ~4 ms.
+        from cce_core.services.search_event import record_cli_search
+
         query_id = record_cli_search(store_path, searcher.store, run.results, query=query, top_k=top_k, graph=graph,
                                      latency_ms=run.latency_ms, ranking=searcher.profile)
     return ProjectSearch(run.results, searcher.profile, query_id)
