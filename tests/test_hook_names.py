@@ -28,7 +28,7 @@ def cce_register_packs_unmarked(register):
 def test_the_hook_names_are_the_hookspecs():
     assert hook_names() == {"cce_register_packs", "cce_extract_imports", "cce_render_compact",
                             "cce_register_embedders", "cce_register_document_chunkers", "cce_file_conventions",
-                            "cce_tags_query", "cce_resolve_import"}
+                            "cce_tags_query", "cce_resolve_import", "cce_symbol_binding_reader"}
 
 
 def test_a_misspelled_hook_names_the_plugin_the_hook_and_the_closest_valid_name():
@@ -73,4 +73,4 @@ def test_a_marked_function_under_any_other_name_is_an_unknown_hook():
     assert problems == ['plugin "wrapper" implements unknown hook "_structural" — the hooks are: '
                         "cce_extract_imports, cce_file_conventions, cce_register_document_chunkers, "
                         "cce_register_embedders, cce_register_packs, cce_render_compact, cce_resolve_import, "
-                        "cce_tags_query"]
+                        "cce_symbol_binding_reader, cce_tags_query"]

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cce_core.foundation.config import CceConfig
-    from cce_core.indexing.chunker import Chunk
+    from cce_core.indexing.chunk import Chunk
     from cce_core.indexing.indexer import IndexStats
     from cce_core.indexing.store import StoreData
     from cce_core.indexing.watch import DirectoryWatcher

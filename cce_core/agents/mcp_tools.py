@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cce_core.agents.mcp_session import LoadedIndex, SessionState
-    from cce_core.indexing.chunker import Chunk
+    from cce_core.indexing.chunk import Chunk
     from cce_core.services.session_search import CodeSearch
 
 ToolResult = tuple[str, bool]

@@ -216,7 +216,7 @@ def _build_store(entries: Sequence[MemoryEntry], embedder: Any) -> Any:
     import numpy as np
 
     from cce_core.indexing.bm25 import build_bm25, token_ids
-    from cce_core.indexing.chunker import Chunk
+    from cce_core.indexing.chunk import Chunk
     from cce_core.indexing.store import StoreData
 
     contents = [e.searchable() for e in entries]

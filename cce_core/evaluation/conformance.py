@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 
-from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.chunk import Chunk
 from cce_core.indexing.walker import walk
 from cce_core.plugins.host import PluginHost
 from cce_core.secrets.redactor import redact

@@ -26,7 +26,7 @@ from cce_core.foundation.json_lines import json_objects
 from cce_core.foundation.textrules import UNICODE_WHITESPACE, estimate_tokens, format6, plain_sum, split_lines
 
 if TYPE_CHECKING:
-    from cce_core.indexing.chunker import Chunk
+    from cce_core.indexing.chunk import Chunk
     from cce_core.plugins.host import PluginHost
     from cce_core.retrieval.searcher import Searcher, SearchResult
 

@@ -21,25 +21,13 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import chunk_id, estimate_tokens_bytes
 from cce_core.hookspecs import LanguagePack
+from cce_core.indexing.chunk import Chunk
 from cce_core.plugins.host import PluginHost
 from cce_core.symbols.extract import SymbolExtractor, symbol_extractor
 
 MODULE = "module"
 _NEWLINE = re.compile(rb"\n")
 PLAINTEXT = "plaintext"
-
-
-@dataclass(slots=True)
-class Chunk:
-    chunk_id: str
-    file_path: str
-    start_line: int
-    end_line: int
-    chunk_type: str
-    kind: str
-    language: str
-    content: str
-    token_count: int
 
 
 @dataclass(slots=True)

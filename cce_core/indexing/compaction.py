@@ -25,7 +25,7 @@ import numpy as np
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import tokenize_bytes
 from cce_core.indexing.bm25 import build_bm25
-from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.chunk import Chunk
 from cce_core.indexing.segment import BATCH_BYTES, FileEntry, SegmentParts, save_segment
 from cce_core.indexing.store import SegmentedStore, SegmentRef, commit_manifest, load_store, segments_dir
 from cce_core.indexing.store_lock import holds_store_lock

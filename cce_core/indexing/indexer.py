@@ -27,7 +27,8 @@ from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import estimate_tokens_bytes, token_separated, tokenize_bytes
 from cce_core.hookspecs import Embedder, EmbedderError
 from cce_core.indexing.bm25 import TokenIdEncoder, TokenIds, build_bm25
-from cce_core.indexing.chunker import Chunk, Chunker
+from cce_core.indexing.chunk import Chunk
+from cce_core.indexing.chunker import Chunker
 from cce_core.indexing.fingerprint import disowns, record_fingerprint
 from cce_core.indexing.graph import build_edges
 from cce_core.indexing.live_table import LiveTable

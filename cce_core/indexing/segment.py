@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from cce_core.foundation.errors import CceError
-from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.chunk import Chunk
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from cce_core.foundation.atomic import atomic_write
 from cce_core.foundation.errors import CceError
-from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.chunk import Chunk
 from cce_core.indexing.live_view import LiveFiles, MappedView, ViewRef, save_view
 from cce_core.indexing.segment import (
     BlobStrings,

@@ -124,7 +124,7 @@ def _ranking_store(live: Sequence[KnowledgeChunk], embedder: Any) -> Any:
 
     from cce_core.foundation.textrules import tokenize_bytes
     from cce_core.indexing.bm25 import build_bm25
-    from cce_core.indexing.chunker import Chunk
+    from cce_core.indexing.chunk import Chunk
     from cce_core.indexing.store import StoreData
 
     chunks = [Chunk(c.chunk_id, c.record_id, c.start_line, c.end_line, CHUNK_TYPE, c.kind, LANGUAGE, c.content,

@@ -19,7 +19,7 @@ from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import UNICODE_WHITESPACE_CLASS, score_key, tokenize
 from cce_core.hookspecs import Embedder
 from cce_core.indexing.bm25 import unique_in_order
-from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.chunk import Chunk
 from cce_core.indexing.graph import neighbours
 from cce_core.indexing.store import StoreData
 from cce_core.retrieval.kernel_types import Cosines, Kernel

@@ -42,7 +42,7 @@ import orjson
 
 from cce_core.foundation.textrules import tokenize_bytes
 from cce_core.indexing.bm25 import build_bm25
-from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.chunk import Chunk
 from cce_core.indexing.graph import build_edges
 from cce_core.indexing.store import Bm25Arrays, FileEntry, StoreData
 from cce_core.sync import artifact_limits as limits

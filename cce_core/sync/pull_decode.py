@@ -44,7 +44,7 @@ from cce_core.sync.codec import stream_lines
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from cce_core.hookspecs import Embedder
-    from cce_core.indexing.chunker import Chunk
+    from cce_core.indexing.chunk import Chunk
     from cce_core.indexing.store import Bm25Arrays, StoreData
 
 # Below this a fork costs about what it saves (jq's 6.8 MB artifact still gains).

@@ -20,7 +20,7 @@ import numpy as np
 from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import format6, tokenize_bytes
 from cce_core.indexing.bm25 import build_bm25
-from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.chunk import Chunk
 from cce_core.indexing.store import FileEntry, StoreData, default_store_path, load_store
 from cce_core.retrieval.searcher import Cosines, Searcher
 from cce_core.workspace.manifest import Manifest, Member, WorkspaceGraph
