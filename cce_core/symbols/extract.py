@@ -219,6 +219,12 @@ def _assigned_variable(source: bytes, line_start: int, name_start: int, name_end
     start = name_start  # the callee expression starts before its receivers: `flask.Flask(`
     while start > line_start and (source[start - 1] in _WORD or source[start - 1] == _DOT):
         start -= 1
+    # _ASSIGNED must end right before the callee: after "=", "await" or "new" (and blanks). Most calls
+    # on a line with an "=" are links of a chain (`z.object(...).strict()`), which this rules out at once.
+    # (A tail shorter than "await" may be cut by the window: the regex decides then.)
+    tail = source[max(line_start, start - 16):start].rstrip()
+    if len(tail) >= len(b"await") and not tail.endswith((b"=", b"await", b"new")):
+        return None
     found = _ASSIGNED.search(source, line_start, start)
     return found.group(1).decode("ascii") if found is not None and found.end() == start else None
 
