@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import REPO_ROOT, copy_tree, index_with_hash
+from helpers import OLD_MTIME, index_with_hash, sample_corpus
 
 from cce_core.indexing.segment import MappedSegment
 from cce_core.indexing.store import SegmentedStore, load_store, open_segments, segments_dir
 from cce_core.plugins.host import default_host
 from cce_core.retrieval.searcher import Searcher
 
-OLD = 1_600_000_000
+OLD = OLD_MTIME
 QUERIES = ["segment manifest", "bm25 postings", "def search", "compaction threshold", "zzzz_not_a_word"]
 
 
 def _corpus(tmp_path: Path) -> Path:
-    root = copy_tree(REPO_ROOT / "samples", tmp_path / "corpus")
-    shutil.copytree(REPO_ROOT / "cce_core" / "indexing", root / "indexing",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for path in root.rglob("*"):
-        if path.is_file():
-            os.utime(path, (OLD, OLD))
-    return root
+    return sample_corpus(tmp_path, "indexing")
 
 
 def _edit(root: Path, n: int) -> None:

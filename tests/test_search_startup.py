@@ -11,14 +11,13 @@ replaces, floats compared exactly, on a fresh and on a re-indexed store.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT, copy_tree, index_with_hash
+from helpers import OLD_MTIME, index_with_hash, sample_corpus
 
 from cce_core.foundation.path_patterns import PathPatterns, component_matcher
 from cce_core.indexing.store import SegmentedStore, load_store, open_segments
@@ -28,19 +27,13 @@ from cce_core.retrieval.default_ranking import DefaultRanker
 from cce_core.retrieval.pure_kernel import LeanKernel, SparseCosines, in_store_order, lean_work, sparse_coordinates
 from cce_core.retrieval.searcher import Searcher
 
-OLD = 1_600_000_000
+OLD = OLD_MTIME
 QUERIES = ["segment manifest", "bm25 postings", "def search", "compaction threshold", "zzzz_not_a_word",
            "Loader load", "where is the store defined", "x", "read configuration from a file", "the"]
 
 
 def _corpus(tmp_path: Path) -> Path:
-    root = copy_tree(REPO_ROOT / "samples", tmp_path / "corpus")
-    shutil.copytree(REPO_ROOT / "cce_core" / "indexing", root / "indexing",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for path in root.rglob("*"):
-        if path.is_file():
-            os.utime(path, (OLD, OLD))
-    return root
+    return sample_corpus(tmp_path, "indexing")
 
 
 def _edit(root: Path, n: int) -> None:
