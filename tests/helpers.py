@@ -131,3 +131,13 @@ def index_with_hash(root: Path, store: Path, **kwargs: object):
 
     host = default_host()
     return index_directory(root, store, host, host.embedder("hash"), **kwargs)  # type: ignore[arg-type]
+
+
+def decoded_tokens(vocab: list[bytes], flat, lengths) -> list[list[bytes]]:
+    """Each chunk's tokens, read back from ids into ``vocab`` (``flat``: every id, ``lengths``: ids per chunk)."""
+    tokens = [vocab[i] for i in flat.tolist()]
+    out, at = [], 0
+    for n in lengths.tolist():
+        out.append(tokens[at : at + n])
+        at += n
+    return out

@@ -12,11 +12,12 @@ import hashlib
 
 import numpy as np
 import pytest
-from helpers import REPO_ROOT
+from helpers import REPO_ROOT, decoded_tokens
 
 from cce_core.indexing import indexer
 from cce_core.indexing.bm25 import TokenIdEncoder, build_bm25
-from cce_core.indexing.chunker import Chunk
+from cce_core.indexing.chunk import Chunk
+from cce_core.indexing.chunker import Chunker
 from cce_core.indexing.segment import CompressingChunks, SegmentParts, _compressed_blob, serialize_segment
 from cce_core.indexing.walker import walk
 from cce_core.plugins.host import default_host
@@ -24,15 +25,6 @@ from cce_core.plugins.host import default_host
 
 def _walked():
     return walk(str(REPO_ROOT / "cce_core"), protect_secrets=True).files
-
-
-def _decoded(vocab: list[bytes], flat: np.ndarray, lengths: np.ndarray) -> list[list[bytes]]:
-    tokens = [vocab[i] for i in flat.tolist()]
-    out, at = [], 0
-    for n in lengths.tolist():
-        out.append(tokens[at : at + n])
-        at += n
-    return out
 
 
 def test_absorb_gives_the_ids_encoding_one_by_one_gives():
@@ -55,8 +47,8 @@ def test_absorb_gives_the_ids_encoding_one_by_one_gives():
 def test_encoded_results_from_workers_equal_the_serial_tokens(monkeypatch, workers):
     items = [(f.path, f.text) for f in _walked()]
     host = default_host()
-    monkeypatch.setenv("CCE_WORKERS", "1")
-    serial = indexer._chunk_files(host, items, "strict", None)
+    chunker = Chunker(host)
+    serial = [indexer._chunk_text(chunker, path, text, "strict") for path, text in items]  # the plain tokens
     monkeypatch.setenv("CCE_WORKERS", workers)
     encoder = TokenIdEncoder()
     seen: list[int] = []
@@ -67,7 +59,7 @@ def test_encoded_results_from_workers_equal_the_serial_tokens(monkeypatch, worke
     for plain, encoded in zip(serial, parallel, strict=True):
         assert plain[:3] == encoded[:3] and plain[4:] == encoded[4:]  # chunks, imports, estimate, redactions, symbols
         flat, lengths = encoded[3]
-        assert _decoded(vocab, flat, lengths) == plain[3]
+        assert decoded_tokens(vocab, flat, lengths) == plain[3]
     # What the store keeps from the ids is independent of which process numbered which token.
     tids = encoder.token_ids([r[3] for r in parallel])
     reference = build_bm25([t for r in serial for t in r[3]])

@@ -6,11 +6,12 @@ import os
 from dataclasses import replace
 
 import pytest
-from helpers import REPO_ROOT
+from helpers import REPO_ROOT, decoded_tokens
 
 from cce_core.foundation.errors import CceError
 from cce_core.hookspecs import hookimpl
 from cce_core.indexing import indexer
+from cce_core.indexing.bm25 import TokenIdEncoder
 from cce_core.indexing.walker import walk
 from cce_core.plugins.host import PluginHost, default_host
 
@@ -20,17 +21,25 @@ def _items() -> list[tuple[str, str]]:
     return [(f.path, f.text) for f in walked.files]
 
 
+def _with_tokens(results: list, encoder: TokenIdEncoder) -> list:
+    """The results with each chunk's token ids read back as its tokens (ids depend on who numbered them)."""
+    return [(chunks, imports, estimate, decoded_tokens(encoder.vocab, *ids), redacted, symbols)
+            for chunks, imports, estimate, ids, redacted, symbols in results]
+
+
 @pytest.mark.parametrize("workers", ["2", "3"])
 def test_parallel_results_equal_serial_results_in_order(monkeypatch, workers):
     items = _items()
     host = default_host()
     monkeypatch.setenv("CCE_WORKERS", "1")
-    serial = indexer._chunk_files(host, items, True, None)
+    serial_ids = TokenIdEncoder()
+    serial = _with_tokens(indexer._chunk_files(host, items, True, None, encoder=serial_ids), serial_ids)
     seen: list[int] = []
     progress: list[tuple[int, int]] = []
     monkeypatch.setenv("CCE_WORKERS", workers)
-    parallel = indexer._chunk_files(host, items, True, lambda d, t: progress.append((d, t)),
-                                    lambda k, _result: seen.append(k))
+    parallel_ids = TokenIdEncoder()
+    parallel = _with_tokens(indexer._chunk_files(host, items, True, lambda d, t: progress.append((d, t)),
+                                                 lambda k, _result: seen.append(k), encoder=parallel_ids), parallel_ids)
     assert parallel == serial  # chunks, imports, token counts and every chunk's tokens
     assert sorted(seen) == list(range(len(items)))  # each result reported once
     assert progress[-1] == (len(items), len(items))
@@ -73,7 +82,7 @@ def test_a_failure_inside_a_worker_is_one_clear_error(monkeypatch):
     items = _items()
     monkeypatch.setenv("CCE_WORKERS", "2")
     with pytest.raises(CceError, match=r"\[pack:python\] cannot be used \(RuntimeError: grammar library missing\)"):
-        indexer._chunk_files(host, items, True, None)
+        indexer._chunk_files(host, items, True, None, encoder=TokenIdEncoder())
 
 
 def test_a_worker_that_dies_is_reported_not_hung(monkeypatch):
@@ -83,7 +92,7 @@ def test_a_worker_that_dies_is_reported_not_hung(monkeypatch):
     monkeypatch.setattr(indexer, "_child_shard", die)
     monkeypatch.setenv("CCE_WORKERS", "2")
     with pytest.raises(CceError, match="worker process died"):
-        indexer._chunk_files(default_host(), _items(), True, None)
+        indexer._chunk_files(default_host(), _items(), True, None, encoder=TokenIdEncoder())
 
 
 @pytest.mark.parametrize(("raised", "message"), [(CceError("boom in the child"), "boom in the child"),
@@ -100,4 +109,4 @@ def test_an_error_raised_only_in_a_child_reaches_the_parent(monkeypatch, raised,
     monkeypatch.setattr(indexer, "_chunk_text", fails_in_children)
     monkeypatch.setenv("CCE_WORKERS", "2")
     with pytest.raises(CceError, match=message):
-        indexer._chunk_files(default_host(), _items(), True, None)
+        indexer._chunk_files(default_host(), _items(), True, None, encoder=TokenIdEncoder())

@@ -60,14 +60,6 @@ def tokenize_bytes(data: bytes) -> list[bytes]:
     return data.translate(_TOKEN_TABLE).split()
 
 
-def token_separated(data: bytes) -> bytes:
-    """``data`` with its tokens lowercased and every other byte a space: ``.split()`` gives the tokens.
-
-    A compact way to ship a text's tokens between processes (one bytes object).
-    """
-    return data.translate(_TOKEN_TABLE)
-
-
 def tokenize(text: str) -> list[str]:
     """Tokens of ``text`` as strings (only ASCII bytes can be in a token)."""
     return [t.decode("ascii") for t in tokenize_bytes(text.encode("utf-8"))]

@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any
 
 import numpy as np
 
 from cce_core import __version__
 from cce_core.foundation.errors import CceError
-from cce_core.foundation.textrules import estimate_tokens_bytes, token_separated, tokenize_bytes
+from cce_core.foundation.textrules import estimate_tokens_bytes, tokenize_bytes
 from cce_core.hookspecs import Embedder, EmbedderError
 from cce_core.indexing.bm25 import TokenIdEncoder, TokenIds, build_bm25
 from cce_core.indexing.chunk import Chunk
@@ -189,8 +189,6 @@ def _suffixes(host: PluginHost) -> list[str]:
 # chunks, imports, whole-file token estimate, each chunk's tokens (for BM25 and the embedder), redactions by label,
 # the file's encoded symbols (cce_core.symbols.model; None when its language has none)
 ChunkedFile = tuple[list[Chunk], list[str], int, list[list[bytes]], dict[str, int], bytes | None]
-# What a child process sends back: each chunk's tokens packed into one bytes object (see _chunk_text).
-PackedChunkedFile = tuple[list[Chunk], list[str], int, list[bytes], dict[str, int], bytes | None]
 # The same with each chunk's tokens as ids into a TokenIdEncoder: (flat ids, tokens per chunk).
 EncodedTokens = tuple[np.ndarray, np.ndarray]
 EncodedChunkedFile = tuple[list[Chunk], list[str], int, EncodedTokens, dict[str, int], bytes | None]
@@ -204,20 +202,8 @@ PARALLEL_MIN_FILES = 48
 PARALLEL_MIN_BYTES = 1 << 20
 
 
-@overload
-def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | None, *,
-                pack_tokens: Literal[False] = False) -> ChunkedFile: ...
-@overload
-def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | None, *,
-                pack_tokens: Literal[True]) -> PackedChunkedFile: ...
-def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | None, *,
-                pack_tokens: bool = False) -> ChunkedFile | PackedChunkedFile:
-    """Redact, chunk and tokenize one file.
-
-    With ``pack_tokens`` each chunk's tokens come as one bytes object whose
-    ``.split()`` gives them (``textrules.token_separated``): that is how a child
-    process ships them, since one object pickles far faster than hundreds.
-    """
+def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | None) -> ChunkedFile:
+    """Redact, chunk and tokenize one file."""
     profile = DEFAULT_PROFILE if redaction is True else redaction  # True: the old boolean flag
     scrubbed = scrub(text, profile) if profile else None
     clean = scrubbed.text if scrubbed is not None else text
@@ -226,8 +212,6 @@ def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | 
     chunks, imports = result.chunks, list(result.imports)
     estimate = estimate_tokens_bytes(len(clean.encode("utf-8")))
     redacted = scrubbed.counts if scrubbed is not None else {}
-    if pack_tokens:
-        return chunks, imports, estimate, [token_separated(c) for c in contents], redacted, result.symbols
     return chunks, imports, estimate, [tokenize_bytes(c) for c in contents], redacted, result.symbols
 
 
@@ -347,11 +331,10 @@ def _encoded_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterab
 
 
 def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable[int], redaction: str | None,
-                 conn: Any, encode: bool = False) -> None:
+                 conn: Any) -> None:
     """Body of a forked child: chunk the items ``shard`` yields and send every result back in one message.
 
-    The message is (the item indices, in the order worked, and their results):
-    with ``encode`` an :data:`EncodedShard`, else the token lists packed per chunk.
+    The message is (the item indices, in the order worked, and their :data:`EncodedShard`).
     """
     _die_with_parent()
     try:
@@ -362,32 +345,18 @@ def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable
                 worked.append(k)
                 yield k
 
-        if encode:
-            encoded = _encoded_shard(chunker, items, mine(), redaction)
-            conn.send(("ok", (worked, encoded)))
-            return
-        packed = [_chunk_text(chunker, *items[k], redaction, pack_tokens=True) for k in mine()]
-        conn.send(("ok", (worked, packed)))
+        encoded = _encoded_shard(chunker, items, mine(), redaction)
+        conn.send(("ok", (worked, encoded)))
     except BaseException as exc:  # reported by the parent, which owns the error line
         conn.send(("error", exc if isinstance(exc, CceError) else CceError(f"{type(exc).__name__}: {exc}")))
     finally:
         conn.close()
 
 
-@overload
-def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str | None,
-                 progress: Callable[[int, int], None] | None,
-                 on_result: Callable[[int, ChunkedFile], None] | None = None,
-                 encoder: None = None) -> list[ChunkedFile]: ...
-@overload
 def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str | None,
                  progress: Callable[[int, int], None] | None,
                  on_result: Callable[[int, EncodedChunkedFile], None] | None = None, *,
-                 encoder: TokenIdEncoder) -> list[EncodedChunkedFile]: ...
-def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str | None,
-                 progress: Callable[[int, int], None] | None,
-                 on_result: Callable[[int, Any], None] | None = None,
-                 encoder: TokenIdEncoder | None = None) -> list[ChunkedFile] | list[EncodedChunkedFile]:
+                 encoder: TokenIdEncoder) -> list[EncodedChunkedFile]:
     """Redact, chunk and tokenize ``items`` in order, on several processes when it pays off.
 
     In parallel, this process and forked children (which inherit the loaded
@@ -396,10 +365,10 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
     the end: no task queue and no helper threads, and exactly as many busy
     processes as workers. Which process chunks a file changes nothing in its result.
 
-    With an ``encoder``, each result carries its chunks' tokens as ids into it
-    (:data:`EncodedTokens`) instead of token lists: this process's files are
-    encoded as they are done, a child's tokens are numbered in the child and
-    mapped here once per distinct token. Which id a token gets never shows in
+    Each result carries its chunks' tokens as ids into ``encoder``
+    (:data:`EncodedTokens`): this process's files are encoded as they are
+    done, a child's tokens are numbered in the child and mapped here once per
+    distinct token. Which id a token gets never shows in
     a store (see :class:`TokenIdEncoder`).
     """
     import multiprocessing
@@ -419,14 +388,10 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
             progress(done, total)
 
     def chunk_here(chunker: Chunker, k: int) -> None:
-        result = _chunk_text(chunker, *items[k], redaction)
-        if encoder is not None:
-            chunks, imports, tokens, token_lists, redacted, symbols = result
-            finished(k, (chunks, imports, tokens, encoder.encode(token_lists), redacted, symbols))
-        else:
-            finished(k, result)
+        chunks, imports, tokens, token_lists, redacted, symbols = _chunk_text(chunker, *items[k], redaction)
+        finished(k, (chunks, imports, tokens, encoder.encode(token_lists), redacted, symbols))
 
-    def take_encoded(shard: list[int], payload: EncodedShard, encoder: TokenIdEncoder) -> None:
+    def take_encoded(shard: list[int], payload: EncodedShard) -> None:
         results, vocab, local_ids, lengths = payload
         # One lookup per distinct token of the child, then one array take for all its tokens.
         ids = encoder.absorb(vocab.split())[local_ids] if len(local_ids) else np.zeros(0, dtype=np.int64)
@@ -450,7 +415,7 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
         for number in range(min(workers, total) - 1):
             receive, send = context.Pipe(duplex=False)
             child = context.Process(target=_child_shard, args=(chunker, items, claims.of_child(number), redaction,
-                                                               send, encoder is not None), daemon=True)
+                                                               send), daemon=True)
             child.start()
             send.close()
             children.append((child, receive))
@@ -467,12 +432,7 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
                 if status != "ok":
                     raise payload
                 worked, results = payload
-                if encoder is not None:
-                    take_encoded(worked, results, encoder)
-                    continue
-                for k, (chunks, imports, tokens, packed, redacted, symbols) in zip(worked, results, strict=True):
-                    finished(k, (chunks, imports, tokens, [separated.split() for separated in packed], redacted,
-                                 symbols))
+                take_encoded(worked, results)
             all_received = True
         finally:
             claims.close()
