@@ -635,20 +635,21 @@ def symbol_extractor(host: PluginHost, pack: LanguagePack, chunker_patterns: str
     """
     from cce_core.symbols.tags import binding_reader, compile_tags_query, tags_query_text
 
+    text = tags_query_text(host, pack)
+    if not text or not text.strip():
+        return None  # the language has no symbols
     extractor: SymbolExtractor | None = None
     if chunker_patterns:
-        text = tags_query_text(host, pack)
-        if text and text.strip():
-            try:
-                from tree_sitter import Query
+        try:
+            from tree_sitter import Query
 
-                combined = text + "\n" + chunker_patterns
-                extractor = SymbolExtractor(Query(pack.grammar(), combined), len(text.encode("utf-8")), combined)
-            except Exception:  # the tags alone decide below whether the language has symbols
-                extractor = None
+            combined = text + "\n" + chunker_patterns
+            extractor = SymbolExtractor(Query(pack.grammar(), combined), len(text.encode("utf-8")), combined)
+        except Exception:  # the tags alone decide below whether the language has symbols
+            extractor = None
     if extractor is None:
-        query, _problem = compile_tags_query(host, pack)
-        extractor = SymbolExtractor(query, text=tags_query_text(host, pack)) if query is not None else None
+        query, _problem = compile_tags_query(host, pack, text)
+        extractor = SymbolExtractor(query, text=text) if query is not None else None
     if extractor is not None:
         extractor.binding_reader = binding_reader(host, pack)
     return extractor

@@ -61,9 +61,12 @@ def tags_query_text(host: PluginHost, pack: LanguagePack) -> str | None:
     return shipped
 
 
-def compile_tags_query(host: PluginHost, pack: LanguagePack) -> tuple[Query | None, str]:
-    """``(query, "")``; ``(None, "")`` when the language has no query; ``(None, problem)`` when it does not compile."""
-    text = tags_query_text(host, pack)
+def compile_tags_query(host: PluginHost, pack: LanguagePack, text: str | None = None) -> tuple[Query | None, str]:
+    """``(query, "")``; ``(None, "")`` when the language has no query; ``(None, problem)`` when it does not compile.
+
+    ``text``: the query :func:`tags_query_text` gives, when the caller has asked for it already.
+    """
+    text = tags_query_text(host, pack) if text is None else text
     if not text or not text.strip():
         return None, ""
     try:
