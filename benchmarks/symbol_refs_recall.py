@@ -282,15 +282,9 @@ def fixture_parameters(repo: Path, path: str, line: int) -> frozenset[str]:
 def classify(repo: Path, site: Site, name: str, cache: dict[str, list[str]]) -> str:
     """Why a site is hard, read from its line's text (see the module docstring)."""
     path, line = site
-    if path not in cache:
-        try:
-            cache[path] = (repo / path).read_text(encoding="utf-8").split("\n")
-        except OSError:
-            cache[path] = []
-    lines = cache[path]
-    if not 0 < line <= len(lines):
+    text = line_text(repo, site, cache)
+    if not 0 < line <= len(cache[path]):
         return "line not found"
-    text = lines[line - 1]
     stripped = text.lstrip()
     if stripped.startswith(("import ", "from ")) or re.match(r"\s*[\w.]+,?\s*(#.*)?$", text):
         return "import"  # an import line, or one name of a parenthesised import list
