@@ -1,7 +1,8 @@
 """The indexer's serial tail made cheaper without changing a byte (#24, third pass).
 
-Workers number their tokens against a vocabulary of their own and the parent
-maps it once (``TokenIdEncoder.absorb``); a batch's chunk texts are compressed
+Workers number their tokens against a vocabulary of their own, sent in
+installments with the tokens each adds, and the parent maps each token once
+(``TokenIdEncoder.absorb``); a batch's chunk texts are compressed
 in a helper thread (``CompressingChunks``). Both must give exactly what the
 one-process path gives: the same tokens, postings, vectors and segment bytes.
 """
@@ -43,8 +44,11 @@ def test_absorb_gives_the_ids_encoding_one_by_one_gives():
     assert TokenIdEncoder().absorb([]).tolist() == []
 
 
-@pytest.mark.parametrize("workers", ["2", "3"])
-def test_encoded_results_from_workers_equal_the_serial_tokens(monkeypatch, workers):
+@pytest.mark.parametrize(("workers", "installment"), [("2", 16), ("3", 16), ("2", 1), ("2", 7)])
+def test_encoded_results_from_workers_equal_the_serial_tokens(monkeypatch, workers, installment):
+    # Installments of 1 and 7 files: each child sends many, every one but its first with a vocabulary
+    # delta that must map onto the ids its earlier installments already gave.
+    monkeypatch.setattr(indexer, "CHILD_INSTALLMENT_FILES", installment)
     items = [(f.path, f.text) for f in _walked()]
     host = default_host()
     chunker = Chunker(host)

@@ -192,10 +192,11 @@ ChunkedFile = tuple[list[Chunk], list[str], int, list[list[bytes]], dict[str, in
 # The same with each chunk's tokens as ids into a TokenIdEncoder: (flat ids, tokens per chunk).
 EncodedTokens = tuple[np.ndarray, np.ndarray]
 EncodedChunkedFile = tuple[list[Chunk], list[str], int, EncodedTokens, dict[str, int], bytes | None]
-# A child's encoded shard: its results without tokens, its vocabulary (space-joined, first-seen
-# order), every token's id into it (int32, chunk after chunk) and the tokens per chunk.
-EncodedShard = tuple[list[tuple[list[Chunk], list[str], int, None, dict[str, int], bytes | None]], bytes,
-                     np.ndarray, np.ndarray]
+# One installment of a child's results (see _child_shard): the item indices, their results without
+# tokens, the child's vocabulary tokens new since its previous installment (space-joined, first-seen
+# order), every token's id into that vocabulary (int32, chunk after chunk) and the tokens per chunk.
+Installment = tuple[list[int], list[tuple[list[Chunk], list[str], int, None, dict[str, int], bytes | None]], bytes,
+                    np.ndarray, np.ndarray]
 
 # Parallel chunking: worth a second process only for a sizeable amount of text.
 PARALLEL_MIN_FILES = 48
@@ -312,45 +313,96 @@ def _die_with_parent() -> None:
         threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
 
 
-def _encoded_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable[int],
-                   redaction: str | None) -> EncodedShard:
-    """Chunk ``shard`` and number its tokens against a vocabulary of its own (see :data:`EncodedShard`).
-
-    Done in the child, so the parent's serial work per child token is one
-    array lookup, and per distinct token one dict lookup (``TokenIdEncoder.absorb``).
-    """
-    local = TokenIdEncoder()
-    results = []
-    token_lists: list[list[bytes]] = []
-    for k in shard:
-        chunks, imports, estimate, tokens, redacted, symbols = _chunk_text(chunker, *items[k], redaction)
-        results.append((chunks, imports, estimate, None, redacted, symbols))
-        token_lists.extend(tokens)
-    flat, lengths = local.encode(token_lists)
-    return results, b" ".join(local.vocab), flat.astype(np.int32), lengths
+# A child sends its results in installments of this many files, so its last message is small and
+# the parent takes in the earlier ones while it still chunks (see _child_shard).
+CHILD_INSTALLMENT_FILES = 16
 
 
 def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable[int], redaction: str | None,
                  conn: Any) -> None:
-    """Body of a forked child: chunk the items ``shard`` yields and send every result back in one message.
+    """Body of a forked child: chunk the items ``shard`` yields, sending the results back in installments.
 
-    The message is (the item indices, in the order worked, and their :data:`EncodedShard`).
+    Each installment is ``("part", (item indices in the order worked, their
+    results without tokens, the vocabulary tokens new since the previous
+    installment, space-joined, every token's id as int32, tokens per chunk))``
+    — the tokens are numbered against a vocabulary of the child's own, so the
+    parent's serial work per child token is one array lookup, and per distinct
+    token one dict lookup (``TokenIdEncoder.absorb``). ``("done", None)`` ends
+    the stream; ``("error", CceError)`` replaces whatever is left of it.
+    Sending as it goes, not once at the end, means the parent receives (in a
+    thread) and maps the earlier installments while the last files are still
+    being chunked, and the child never waits on a full pipe at the end.
     """
     _die_with_parent()
     try:
+        local = TokenIdEncoder()
+        known_vocab = 0
         worked: list[int] = []
+        results: list[tuple[list[Chunk], list[str], int, None, dict[str, int], bytes | None]] = []
+        token_lists: list[list[bytes]] = []
 
-        def mine() -> Iterator[int]:
-            for k in shard:
-                worked.append(k)
-                yield k
+        def send_installment() -> None:
+            nonlocal known_vocab, worked, results, token_lists
+            flat, lengths = local.encode(token_lists)
+            vocab = local.vocab
+            conn.send(("part", (worked, results, b" ".join(vocab[known_vocab:]), flat.astype(np.int32), lengths)))
+            known_vocab = len(vocab)
+            worked, results, token_lists = [], [], []
 
-        encoded = _encoded_shard(chunker, items, mine(), redaction)
-        conn.send(("ok", (worked, encoded)))
+        for k in shard:
+            chunks, imports, estimate, tokens, redacted, symbols = _chunk_text(chunker, *items[k], redaction)
+            worked.append(k)
+            results.append((chunks, imports, estimate, None, redacted, symbols))
+            token_lists.extend(tokens)
+            if len(worked) >= CHILD_INSTALLMENT_FILES:
+                send_installment()
+        if worked:
+            send_installment()
+        conn.send(("done", None))
     except BaseException as exc:  # reported by the parent, which owns the error line
         conn.send(("error", exc if isinstance(exc, CceError) else CceError(f"{type(exc).__name__}: {exc}")))
     finally:
         conn.close()
+
+
+class _Installments:
+    """What one child sends, received by a thread of this process while its main thread chunks.
+
+    ``recv`` waits outside the GIL, so the child's messages leave the pipe as
+    they come (a child never blocks on a full pipe) and are unpickled here
+    in the gaps of the main thread's work. :meth:`take` hands over what has
+    arrived so far; :meth:`finish` waits for the end of the stream.
+    """
+
+    def __init__(self, receive: Any) -> None:
+        import threading
+
+        self._receive = receive
+        self._arrived: list[tuple[str, Any]] = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._listen, name="cce-child-results", daemon=True)
+        self._thread.start()
+
+    def _listen(self) -> None:
+        while True:
+            try:
+                message = self._receive.recv()
+            except (EOFError, OSError):
+                message = ("died", None)
+            with self._lock:
+                self._arrived.append(message)
+            if message[0] != "part":
+                return
+
+    def take(self) -> list[tuple[str, Any]]:
+        """The messages received since the last call, in order."""
+        with self._lock:
+            arrived, self._arrived = self._arrived, []
+        return arrived
+
+    def finish(self, timeout: float | None = None) -> None:
+        """Wait until the child's stream has ended (done, error, or its death)."""
+        self._thread.join(timeout)
 
 
 def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str | None,
@@ -361,9 +413,10 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
 
     In parallel, this process and forked children (which inherit the loaded
     plugins and the texts) take the files one at a time from a shared counter
-    (:class:`_Claims`), each child sending its results back in one message at
-    the end: no task queue and no helper threads, and exactly as many busy
-    processes as workers. Which process chunks a file changes nothing in its result.
+    (:class:`_Claims`), each child sending its results back in installments
+    that a thread here receives while this process chunks (:class:`_Installments`):
+    no task queue, and exactly as many busy processes as workers. Which
+    process chunks a file changes nothing in its result.
 
     Each result carries its chunks' tokens as ids into ``encoder``
     (:data:`EncodedTokens`): this process's files are encoded as they are
@@ -391,17 +444,36 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
         chunks, imports, tokens, token_lists, redacted, symbols = _chunk_text(chunker, *items[k], redaction)
         finished(k, (chunks, imports, tokens, encoder.encode(token_lists), redacted, symbols))
 
-    def take_encoded(shard: list[int], payload: EncodedShard) -> None:
-        results, vocab, local_ids, lengths = payload
-        # One lookup per distinct token of the child, then one array take for all its tokens.
-        ids = encoder.absorb(vocab.split())[local_ids] if len(local_ids) else np.zeros(0, dtype=np.int64)
+    def take_installment(child_ids: list[np.ndarray], payload: Installment) -> None:
+        worked, results, new_vocab, local_ids, lengths = payload
+        # One lookup per token new to the child, then one array take for all the installment's tokens.
+        child_ids.append(encoder.absorb(new_vocab.split()))
+        mapping = child_ids[-1] if len(child_ids) == 1 else np.concatenate(child_ids)
+        child_ids[:] = [mapping]
+        ids = mapping[local_ids] if len(local_ids) else np.zeros(0, dtype=np.int64)
         token_at = [0, *np.cumsum(lengths).tolist()]  # where each chunk's tokens start in ``ids``
         first = 0
-        for k, (chunks, imports, tokens, _none, redacted, symbols) in zip(shard, results, strict=True):
+        for k, (chunks, imports, tokens, _none, redacted, symbols) in zip(worked, results, strict=True):
             last = first + len(chunks)
             finished(k, (chunks, imports, tokens, (ids[token_at[first]:token_at[last]], lengths[first:last]),
                          redacted, symbols))
             first = last
+
+    def take_arrived(streams: list[tuple[_Installments, list[np.ndarray]]]) -> int:
+        """Map what the children sent so far; the number of their streams that have ended."""
+        ended = 0
+        for stream, child_ids in streams:
+            for status, payload in stream.take():
+                if status == "part":
+                    take_installment(child_ids, payload)
+                elif status == "done":
+                    ended += 1
+                elif status == "error":
+                    raise payload
+                else:
+                    raise CceError("a chunking worker process died — re-run with CCE_WORKERS=1 to "
+                                   "index in one process")
+        return ended
 
     if workers > 1 and total > 1 and "fork" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("fork")
@@ -412,32 +484,31 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
         chunker = Chunker(host)
         chunker.prepare(path for path, _text in items)
         children = []
-        for number in range(min(workers, total) - 1):
-            receive, send = context.Pipe(duplex=False)
-            child = context.Process(target=_child_shard, args=(chunker, items, claims.of_child(number), redaction,
-                                                               send), daemon=True)
-            child.start()
-            send.close()
-            children.append((child, receive))
+        streams: list[tuple[_Installments, list[np.ndarray]]] = []
         all_received = False
         try:
+            for number in range(min(workers, total) - 1):
+                receive, send = context.Pipe(duplex=False)
+                child = context.Process(target=_child_shard, args=(chunker, items, claims.of_child(number),
+                                                                   redaction, send), daemon=True)
+                child.start()
+                send.close()
+                children.append((child, receive))
+            # The receiving threads start once every child is forked: no fork while they run.
+            streams = [(_Installments(receive), []) for _child, receive in children]
+            ended = 0
             for k in claims:
                 chunk_here(chunker, k)
-            for _child, receive in children:
-                try:
-                    status, payload = receive.recv()
-                except EOFError:
-                    raise CceError("a chunking worker process died — re-run with CCE_WORKERS=1 to "
-                                   "index in one process") from None
-                if status != "ok":
-                    raise payload
-                worked, results = payload
-                take_encoded(worked, results)
+                ended += take_arrived(streams)  # between files: the children's installments so far
+            for stream, _ids in streams:
+                stream.finish()  # the stream ends with "done", an error or the child's death
+            ended += take_arrived(streams)
+            if ended < len(streams):
+                raise CceError("a chunking worker process died — re-run with CCE_WORKERS=1 to index in one process")
             all_received = True
         finally:
             claims.close()
-            for child, receive in children:
-                receive.close()
+            for child, _receive in children:
                 if not all_received:
                     # Failed here: no result is wanted, and a child would block on sending its own
                     # (its inherited copy of the pipe keeps it open) until the timeout below.
@@ -445,6 +516,10 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
                 child.join(timeout=5)
                 if child.is_alive():
                     child.kill()
+            for stream, _ids in streams:
+                stream.finish(timeout=5)  # its child is gone: the pipe is at its end
+            for _child, receive in children:
+                receive.close()
         return out  # every slot is filled
     chunker = Chunker(host)
     for k in range(total):

@@ -11,7 +11,6 @@ names. Nothing here parses a file: :mod:`.extract` runs the compiled query.
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.resources
 from collections.abc import Callable
 from functools import lru_cache
@@ -33,20 +32,27 @@ def shipped_tags_query(grammar_distribution: str) -> str | None:
     """The ``queries/tags.scm`` text the distribution ships, or ``None`` (no distribution, or no such file)."""
     if not grammar_distribution:
         return None
+    # The import package the distribution's name implies is asked first: the grammar is loaded
+    # already, so this costs a stat, where reading the distribution's file list costs importing
+    # importlib.metadata and its RECORD (~10 ms of every `cce index`).
     try:
-        shipped = [f for f in importlib.metadata.files(grammar_distribution) or ()
+        resource = importlib.resources.files(grammar_distribution.replace("-", "_")).joinpath(TAGS_FILE)
+        if resource.is_file():
+            return resource.read_text(encoding="utf-8")
+    except (ModuleNotFoundError, OSError, UnicodeDecodeError, TypeError, ValueError):
+        pass
+    from importlib import metadata
+
+    try:  # a distribution whose import package has another name: its file list says where the query is
+        shipped = [f for f in metadata.files(grammar_distribution) or ()
                    if str(f).replace("\\", "/").endswith(TAGS_FILE)]
         if shipped:
             # A distribution holding several grammars (typescript and tsx) ships one package; take the shortest path.
             best = min(shipped, key=lambda f: (len(str(f)), str(f)))
             return best.read_text(encoding="utf-8")
-    except (importlib.metadata.PackageNotFoundError, OSError, UnicodeDecodeError):
+    except (metadata.PackageNotFoundError, OSError, UnicodeDecodeError):
         pass
-    try:  # an editable or unusual install lists no files: try the import package the name implies
-        resource = importlib.resources.files(grammar_distribution.replace("-", "_")).joinpath(TAGS_FILE)
-        return resource.read_text(encoding="utf-8") if resource.is_file() else None
-    except (ModuleNotFoundError, OSError, UnicodeDecodeError, TypeError, ValueError):
-        return None
+    return None
 
 
 def tags_query_text(host: PluginHost, pack: LanguagePack) -> str | None:
