@@ -110,3 +110,54 @@ def test_an_error_raised_only_in_a_child_reaches_the_parent(monkeypatch, raised,
     monkeypatch.setenv("CCE_WORKERS", "2")
     with pytest.raises(CceError, match=message):
         indexer._chunk_files(default_host(), _items(), True, None, encoder=TokenIdEncoder())
+
+
+def _mixed_items() -> list[tuple[str, str]]:
+    """Mostly Python, a few small C and JavaScript files, and text no pack claims."""
+    python = [(f.path, f.text) for f in walk(str(REPO_ROOT / "cce_core" / "indexing"), protect_secrets=True).files]
+    # part0.c is the largest file of all, so it is the one a child would be given first.
+    largest = max(len(text) for _path, text in python)
+    c_files = [(f"native/part{i}.c", f"int part{i}(int x) {{ return x + {i}; }}\n" * (20 if i else largest // 30 + 1))
+               for i in range(3)]
+    script = [("web/app.js", "function hello(name) { return 'hi ' + name; }\n" * 10)]
+    notes = [("NOTES.txt", "plain words\n" * 50)]
+    return [*python, *c_files, *script, *notes]
+
+
+def test_the_parent_alone_chunks_the_few_files_of_minor_languages():
+    items = _mixed_items()
+    own = indexer._parent_only_items(default_host(), items)
+    assert sorted(items[k][0] for k in own) == ["native/part0.c", "native/part1.c", "native/part2.c", "web/app.js"]
+    # A language above the share (with the smaller ones) stays shared, and so does the largest.
+    big_c = [(f"native/big{i}.c", "int f(void) { return 0; }\n" * 2000) for i in range(8)]
+    own = indexer._parent_only_items(default_host(), [*items, *big_c])
+    assert [items[k][0] for k in own] == ["web/app.js"]
+    assert indexer._parent_only_items(default_host(), [("a.py", "x = 1\n"), ("b.txt", "words\n")]) == []
+
+
+@pytest.mark.parametrize("workers", ["2", "3"])
+def test_parallel_results_with_parent_only_languages_equal_serial_results(monkeypatch, workers):
+    items = _mixed_items()
+    host = default_host()
+    monkeypatch.setenv("CCE_WORKERS", "1")
+    serial_ids = TokenIdEncoder()
+    serial = _with_tokens(indexer._chunk_files(host, items, True, None, encoder=serial_ids), serial_ids)
+    monkeypatch.setenv("CCE_WORKERS", workers)
+    parent = os.getpid()
+    real_chunk, real_parser = indexer._chunk_text, indexer.Chunker._parser_for
+
+    def only_shared_in_children(chunker, path, text, redaction):
+        if os.getpid() != parent and path.endswith((".c", ".js")):
+            raise AssertionError(f"a child chunked {path}")  # reaches the parent as its error
+        return real_chunk(chunker, path, text, redaction)
+
+    def compiled_before_the_fork_unless_minor(self, pack):
+        if os.getpid() != parent and id(pack) not in self._parsers:
+            raise AssertionError(f"a child compiled {pack.name}")
+        return real_parser(self, pack)
+
+    monkeypatch.setattr(indexer, "_chunk_text", only_shared_in_children)
+    monkeypatch.setattr(indexer.Chunker, "_parser_for", compiled_before_the_fork_unless_minor)
+    parallel_ids = TokenIdEncoder()
+    parallel = _with_tokens(indexer._chunk_files(host, items, True, None, encoder=parallel_ids), parallel_ids)
+    assert parallel == serial
