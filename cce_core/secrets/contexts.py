@@ -119,9 +119,7 @@ _DOCKER_ENV = re.compile(r"[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+([^\s=\\][^\n]
 
 
 def _dockerfile_env(text: str, judge: ValueJudge, spans: list[Replacement]) -> None:
-    if "ENV" not in text:
-        return
-    for word in _ENV_WORD.finditer(text):
+    for word in _ENV_WORD.finditer(text):  # a scan for its literal `ENV` (as fast as `in`), no pre-check
         if text[text.rfind("\n", 0, word.start()) + 1 : word.start()].strip(" \t"):
             continue  # `ENV` opens a Dockerfile instruction's line
         match = _DOCKER_ENV.match(text, word.end())
@@ -140,6 +138,10 @@ _XML_ELEMENT = re.compile(r"<([A-Za-z_][\w.:\-]*)(?:[ \t][^<>]*)?>([^<>\n]{1,102
 _XML_NAMED = re.compile(
     r"<([A-Za-z_][\w.:\-]*)((?:[ \t\r\n]+[\w.:\-]+[ \t]*=[ \t]*(?:\"[^\"<>]*\"|'[^'<>]*'))+)[ \t\r\n]*(/?)>")
 _XML_ATTR = re.compile(r"([\w.:\-]+)[ \t]*=[ \t]*(?:\"([^\"<>]*)\"|'([^'<>]*)')")
+# A closing tag whose name holds a credential word: an element is judged only when its tag holds
+# one, and its closing tag repeats the name. (That check lowercases the tag; `re`'s case folding
+# covers it and more, the Kelvin sign for `k` included, so this can only say yes too often.)
+_CREDENTIAL_CLOSING_TAG = re.compile(r"</[\w.:\-]*?(?:pass|pwd|secret|token|key|cred|auth)", re.IGNORECASE)
 _NAMING_ATTRIBUTES = frozenset({"name", "key", "id", "property", "param", "field", "setting", "android:name"})
 _VALUE_ATTRIBUTES = frozenset({"value", "val", "content", "default", "defaultvalue"})
 
@@ -147,7 +149,8 @@ _VALUE_ATTRIBUTES = frozenset({"value", "val", "content", "default", "defaultval
 def _xml(text: str, judge: ValueJudge, spans: list[Replacement]) -> None:
     if "<" not in text:
         return
-    for match in _XML_ELEMENT.finditer(text) if "</" in text else ():  # <password>…</password>
+    elements = _XML_ELEMENT.finditer(text) if _CREDENTIAL_CLOSING_TAG.search(text) else ()
+    for match in elements:  # <password>…</password>
         tag = match.group(1).rsplit(":", 1)[-1]
         lowered = tag.lower()
         if not any(word in lowered for word in _CREDENTIAL_WORDS) or judge.key_kind(tag) is None:
@@ -193,6 +196,9 @@ _CURL_WORD = re.compile(r"curl[ \t]")
 _MYSQL_WORD = re.compile(r"(?:mysql(?:dump|admin|import|show|check|pump|sh)?|mariadb(?:-dump|-admin)?)[ \t]")
 _DOCKER_WORD = re.compile(r"docker[ \t]+login[ \t]")
 _SQLPLUS_SPELLINGS = ("sqlplus", "SQLPLUS", "CONNECT ", "CONN ", "conn ")  # `connect ` alone is prose
+# In the lowercased text, each spelling holds one of these: two scans rule all five out.
+_SQLPLUS_LOWERED_HINTS = ("sqlplus", "conn")
+_MYSQL_HINT = re.compile(r"m(?:ysql|ariadb)")  # one scan for the two client names
 _SQLPLUS_WORD = re.compile(r"(?:sqlplus|SQLPLUS|conn|CONN|CONNECT)[ \t]")
 # curl: -u/--user user:password (group 2), or -u :token (group 4).
 _CURL_OPTION = re.compile(
@@ -217,19 +223,25 @@ def _command_words(text: str, word: re.Pattern[str]) -> Iterator[tuple[re.Match[
         yield match, len(text) if line_end < 0 else line_end
 
 
-def _command_lines(text: str, judge: ValueJudge, spans: list[Replacement]) -> None:
+def _may_hold_sqlplus(text: str, lowered: str | None) -> bool:
+    """Whether a SQL*Plus spelling occurs in ``text``; ``lowered``, its lowercased copy, rules most texts out faster."""
+    if lowered is not None and not any(hint in lowered for hint in _SQLPLUS_LOWERED_HINTS):
+        return False
+    return any(spelling in text for spelling in _SQLPLUS_SPELLINGS)
+
+
+def _command_lines(text: str, judge: ValueJudge, spans: list[Replacement], lowered: str | None = None) -> None:
     found: list[tuple[int, int]] = []
-    if "curl" in text:
-        for word, line_end in _command_words(text, _CURL_WORD):
-            for match in _CURL_OPTION.finditer(text, word.end() - 1, line_end):
-                found.append(match.span(2) if match.group(2) is not None else match.span(4))
-    if "mysql" in text or "mariadb" in text:
+    # `curl[ \t]` and `docker[ \t]+login` open with a literal that `re` scans for as fast as `in` does.
+    for word, line_end in _command_words(text, _CURL_WORD):
+        for match in _CURL_OPTION.finditer(text, word.end() - 1, line_end):
+            found.append(match.span(2) if match.group(2) is not None else match.span(4))
+    if _MYSQL_HINT.search(text) is not None:
         for word, line_end in _command_words(text, _MYSQL_WORD):
             found.extend(m.span(2) for m in _MYSQL_OPTION.finditer(text, word.end() - 1, line_end))
-    if "docker" in text:
-        for word, line_end in _command_words(text, _DOCKER_WORD):
-            found.extend(m.span(2) for m in _DOCKER_OPTION.finditer(text, word.end() - 1, line_end))
-    if any(spelling in text for spelling in _SQLPLUS_SPELLINGS):
+    for word, line_end in _command_words(text, _DOCKER_WORD):
+        found.extend(m.span(2) for m in _DOCKER_OPTION.finditer(text, word.end() - 1, line_end))
+    if _may_hold_sqlplus(text, lowered):
         for word, line_end in _command_words(text, _SQLPLUS_WORD):
             if word.group(0)[0] in "cC" and text[text.rfind("\n", 0, word.start()) + 1 : word.start()].strip(" \t"):
                 continue  # SQL*Plus `CONNECT` opens its line
@@ -302,6 +314,11 @@ _HTPASSWD_HINT = re.compile(r":(?:\$(?:apr1|2[abxy]?|[1567]|y|gy)\$|\{S?SHA\})")
 _PGPASS_HINT = re.compile(r":(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]")
 
 
+# The YAML block, htpasswd and pgpass hints in one scan (each opens with `:`, which `re` factors
+# out): when it finds none of them, none of the three rules can match.
+_COLON_HINTS = re.compile("|".join(hint.pattern for hint in (_YAML_BLOCK_HINT, _HTPASSWD_HINT, _PGPASS_HINT)))
+
+
 def _htpasswd(text: str, spans: list[Replacement]) -> None:
     if _HTPASSWD_HINT.search(text) is None:
         return
@@ -343,8 +360,12 @@ def _name_char_before(text: str, at: int) -> bool:
     return at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_")
 
 
+# Each spelling that lets the HTTP auth rule run holds one of these: one scan instead of three.
+_AUTH_HINT = re.compile(r"uth(?:=| =|\()")
+
+
 def _client_literals(text: str, judge: ValueJudge, spans: list[Replacement]) -> None:
-    if "auth=" in text or "auth =" in text or "Auth(" in text:
+    if _AUTH_HINT.search(text) is not None and ("auth=" in text or "auth =" in text or "Auth(" in text):
         for opener in _AUTH_OPENER.finditer(text):
             at = opener.start()
             if opener.group(0).startswith("Auth"):
@@ -357,29 +378,35 @@ def _client_literals(text: str, judge: ValueJudge, spans: list[Replacement]) -> 
             pair = _AUTH_PAIR.match(text, opener.end())
             if pair is not None and judge.is_credential(pair.group(4)):
                 spans.append((pair.start(4), pair.end(4), SECRET))
-    if "AC" in text:
-        for match in _TWILIO_PAIR.finditer(text):
-            quote = text[match.start() - 1 : match.start()]
-            if quote == match.group(1):
-                spans.append((match.start(3), match.end(3), TWILIO))
-    if ".login(" in text:
-        for match in _LOGIN_CALL.finditer(text):
-            if judge.is_credential(match.group(2)):
-                spans.append((match.start(2), match.end(2), SECRET))
+    for match in _TWILIO_PAIR.finditer(text):  # a scan for its literal `AC`, no pre-check
+        quote = text[match.start() - 1 : match.start()]
+        if quote == match.group(1):
+            spans.append((match.start(3), match.end(3), TWILIO))
+    for match in _LOGIN_CALL.finditer(text):  # a scan for its literal `.login(`, no pre-check
+        if judge.is_credential(match.group(2)):
+            spans.append((match.start(2), match.end(2), SECRET))
 
 
 # --------------------------------------------------------------------------- the pass
 
 
-def redact_contexts(text: str, judge: ValueJudge) -> str:
-    """``text`` with every credential found by its context replaced by a marker."""
+def redact_contexts(text: str, judge: ValueJudge, lowered: str | None = None) -> str:
+    """``text`` with every credential found by its context replaced by a marker.
+
+    ``lowered``, the caller's copy of ``text`` with (at least) its ASCII letters
+    lowercased, if it has one, lets some rules rule a text out with fewer scans. ``text`` itself is returned when
+    nothing is replaced.
+    """
     spans: list[Replacement] = []
-    _yaml_blocks(text, judge, spans)
+    colon_hint = _COLON_HINTS.search(text) is not None
+    if colon_hint:
+        _yaml_blocks(text, judge, spans)
     _dockerfile_env(text, judge, spans)
     _xml(text, judge, spans)
-    _command_lines(text, judge, spans)
+    _command_lines(text, judge, spans, lowered)
     _netrc(text, judge, spans)
-    _htpasswd(text, spans)
-    _pgpass(text, judge, spans)
+    if colon_hint:
+        _htpasswd(text, spans)
+        _pgpass(text, judge, spans)
     _client_literals(text, judge, spans)
     return _apply(text, spans)

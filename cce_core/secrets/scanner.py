@@ -30,12 +30,20 @@ connection strings. :func:`redact_strict` closes them in four passes:
 
 Everything fails toward over-redaction: a value that cannot be told apart from
 code is treated as code only in the narrow shapes above.
+
+The profile runs over every indexed file, so each pass skips what it can prove
+useless (issue #24): long runs are found on a byte mask, provider literals are
+looked for per first character before per rule, rules that open with a
+look-behind are rewritten so ``re`` can scan for their prefix, and the keyed
+pass tries its pattern only where a credential word starts. Every shortcut is a
+necessary condition or an exact rewrite (``tests/test_secrets_prefilters.py``
+checks each against the plain form): the output does not depend on them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from cce_core.secrets.contexts import ValueJudge, redact_contexts
 from cce_core.secrets.rules import (
@@ -57,28 +65,93 @@ _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 _SPACE = " \t"
 _LINE_END = "\r\n"
 
-_PROVIDERS = tuple((re.compile(rule.regex), rule) for rule in PROVIDER_RULES)
+
+# A negative look-behind in front of a fixed-width prefix: ``(?<![A-Za-z0-9_])SK`` or
+# ``(?<![A-Z0-9])(?:ASIA|ABIA)`` (the prefix is group 2 when it is an alternation, group 3 when a word).
+_LEADING_GUARD = re.compile(r"\(\?<!(\[[^\]]+\])\)(?:\(\?:([^()]+)\)|([A-Za-z0-9_]+))(?![*+?{])")
+_FIXED_WIDTH = re.compile(r"(?:\[[^\]]+\]|\\[^A-Za-z0-9]|[A-Za-z0-9_~:.-])+")
 
 
-def _by_prefix() -> dict[str, tuple[int, ...]]:
-    """Rule indices keyed by the first two characters of their literals: one cheap scan per prefix, not per literal."""
-    table: dict[str, set[int]] = {}
-    for index, rule in enumerate(PROVIDER_RULES):
-        for literal in rule.literals:
-            table.setdefault(literal[:2], set()).add(index)
-    return {prefix: tuple(sorted(indices)) for prefix, indices in table.items()}
+def _scannable(regex: str) -> str:
+    """``regex`` rewritten so that ``re`` can skip ahead to its prefix, matching exactly the same spans.
+
+    A pattern that opens with a look-behind gives ``re`` no prefix to search for,
+    so it runs its matcher at every position of the text (the slowest rules of
+    the table by far). Moving the guard after each fixed-width alternative of
+    the prefix, ``SK(?<![A-Za-z0-9_]SK)``, checks the same character (the one
+    before the prefix) once the prefix has matched, and lets ``re`` look for
+    the prefix's first characters instead.
+    """
+    match = _LEADING_GUARD.match(regex)
+    if match is None:
+        return regex
+    guard, alternation, word = match.groups()
+    alternatives = alternation.split("|") if alternation is not None else [word]
+    if not all(_FIXED_WIDTH.fullmatch(alternative) for alternative in alternatives):
+        return regex
+    moved = "|".join(f"{alternative}(?<!{guard}{alternative})" for alternative in alternatives)
+    return f"(?:{moved}){regex[match.end():]}"
 
 
-_RULES_BY_PREFIX = _by_prefix()
+_PROVIDERS = tuple((re.compile(_scannable(rule.regex)), rule) for rule in PROVIDER_RULES)
 
 # Every provider token (after its prefix) is a run of at least 20 of these characters,
 # so the literals are looked for only in the text's long runs, not in all of it ...
-_LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~:]{20,}+")  # possessive: no re-scan inside short runs
+_MIN_RUN = 20
 _RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/=.~:")
+# The UTF-8 bytes of a text mapped to `r` (a run character) or a space (anything else, including
+# every byte of a non-ASCII character): long runs are then found with `bytes.find`, several
+# times faster than a regular expression that has to start a match at every run character.
+_RUN_MASK = bytes(ord("r") if chr(byte) in _RUN_CHARS else ord(" ") for byte in range(256))
+_LONG_RUN_MASK = b"r" * _MIN_RUN
 # ... except for rules whose literal has other characters (``PRIVATE KEY``): those check the text.
-_TEXT_RULES = tuple(i for i, rule in enumerate(PROVIDER_RULES)
-                    if any(ch not in _RUN_CHARS for literal in rule.literals for ch in literal))
+_TEXT_RULES = frozenset(i for i, rule in enumerate(PROVIDER_RULES)
+                        if any(ch not in _RUN_CHARS for literal in rule.literals for ch in literal))
 assert all(PROVIDER_RULES[i].literals == ("PRIVATE KEY",) for i in _TEXT_RULES)
+
+
+def _by_first_character(literals: Iterable[str]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for literal in literals:
+        groups.setdefault(literal[0], []).append(literal)
+    return groups
+
+
+def _finder(literals: list[str]) -> re.Pattern[str]:
+    """A pattern that matches a text exactly when one of ``literals`` (sharing a first character) occurs in it.
+
+    It opens with the literals' common prefix (``gl(?:pat-|dt-|...)``): ``re``
+    scans for a literal prefix about as fast as ``in`` does, so one scan answers
+    for the whole group instead of one scan per literal.
+    """
+    prefix = min(literals, key=len)
+    while not all(literal.startswith(prefix) for literal in literals):
+        prefix = prefix[:-1]
+    rests = sorted({literal[len(prefix) :] for literal in literals})
+    if "" in rests:
+        return re.compile(re.escape(prefix))  # the prefix is itself a literal: the longer ones add nothing
+    return re.compile(f"{re.escape(prefix)}(?:{'|'.join(map(re.escape, rests))})")
+
+
+def _run_finders() -> tuple[tuple[Callable[[str], object], tuple[tuple[Callable[[str], object], int], ...]], ...]:
+    """The literal finders of the rules looked for in the long runs, in two levels.
+
+    Per first character: one finder for the literals of every rule that start
+    with it, then, per rule, a finder for its own literals with that first
+    character. Most first characters are ruled out by the first scan alone.
+    """
+    per_rule: dict[str, list[tuple[Callable[[str], object], int]]] = {}
+    for index, rule in enumerate(PROVIDER_RULES):
+        if index in _TEXT_RULES:
+            continue
+        for first, literals in _by_first_character(rule.literals).items():
+            per_rule.setdefault(first, []).append((_finder(literals).search, index))
+    every_literal = _by_first_character(literal for index, rule in enumerate(PROVIDER_RULES)
+                                        if index not in _TEXT_RULES for literal in rule.literals)
+    return tuple((_finder(every_literal[first]).search, tuple(finders)) for first, finders in per_rule.items())
+
+
+_RUN_FINDERS = _run_finders()
 
 # After `scheme://`: user:password@host — the password (group 1) runs to the last `@` of the run.
 _URL_USERINFO = re.compile(r"[^\s:/?#@'\"<>\[\]]*:([^\s'\"<>]+)@(?=[A-Za-z0-9\[_.-])")
@@ -88,6 +161,14 @@ _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0
 # A credential word, the rest of its identifier, an optional closing quote and an
 # operator — searched in the ASCII-lowercased text, confirmed in Python.
 _KEY_HIT = re.compile(r"(?:pass|pwd|pw|secret|token|key|cred|auth)[a-z0-9_.\-]*+[\"'`]?[ \t]*+(?:=>|:=|\?=|[:=,])")
+# The words a `_KEY_HIT` match starts with (`pwd` starts with `pw`). A plain `find` for each
+# lists every place a match can start far faster than `re` tries the alternation at every
+# `p`, `s`, `t`, `k`, `c` and `a` of the text.
+_KEY_WORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth")
+# Past one word start per this many characters, trying each start from Python costs more than the search.
+_DENSE_KEY_WORDS = 40
+assert all(alternative.startswith(_KEY_WORDS)
+           for alternative in _KEY_HIT.pattern[3 : _KEY_HIT.pattern.index(")")].split("|"))
 
 _PART_SPLIT = re.compile(r"[_.\-]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _CAMEL_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
@@ -125,20 +206,49 @@ def _replace_group(placeholder: str) -> Callable[[re.Match[str]], str]:
     return replace
 
 
+def long_runs(text: str) -> str:
+    """The distinct maximal runs of at least 20 run characters of ``text``, in order, one per line.
+
+    Only whether a literal or a token occurs in some run matters to the callers,
+    so a run repeated in the text is listed once.
+    """
+    raw = text.encode("utf-8", "surrogatepass")
+    mask = raw.translate(_RUN_MASK)
+    runs: dict[bytes, None] = {}
+    # Searching from a non-run position, the first window of 20 run characters starts a maximal run.
+    start = mask.find(_LONG_RUN_MASK)
+    while start >= 0:
+        end = mask.find(b" ", start + _MIN_RUN)
+        end = len(mask) if end < 0 else end
+        runs[raw[start:end]] = None
+        start = mask.find(_LONG_RUN_MASK, end)
+    return b"\n".join(runs).decode("ascii")
+
+
 def _redact_providers(text: str) -> str:
-    runs = "\n".join(_LONG_RUN.findall(text))
-    candidates = {i for prefix, indices in _RULES_BY_PREFIX.items() if prefix in runs for i in indices}
-    if "PRIVATE KEY" in text:  # the only literal outside the run characters (asserted below)
-        candidates.update(_TEXT_RULES)
+    runs = long_runs(text)
+    # A rule runs when one of its literals occurs in a long run (a text rule: in the text as it is then).
+    candidates: set[int] = set()
+    if runs:
+        for any_of_them, finders in _RUN_FINDERS:
+            if any_of_them(runs) is not None:
+                candidates.update(index for search, index in finders if search(runs) is not None)
+    candidates.update(_TEXT_RULES)
+    in_text: dict[tuple[str, ...], bool] = {}  # whether a text rule's literals occur in `text` as it is now
     for index in sorted(candidates):
         pattern, rule = _PROVIDERS[index]
-        where = text if index in _TEXT_RULES else runs
-        if not any(literal in where for literal in rule.literals):
-            continue
+        if index in _TEXT_RULES:
+            if rule.literals not in in_text:
+                in_text[rule.literals] = any(literal in text for literal in rule.literals)
+            if not in_text[rule.literals]:
+                continue
         if rule.within_runs and pattern.search(runs) is None:
             continue
         placeholder = f"[REDACTED:{rule.label}]"
-        text = pattern.sub(_replace_group(placeholder) if rule.group else placeholder, text)
+        scrubbed = pattern.sub(_replace_group(placeholder) if rule.group else placeholder, text)
+        if scrubbed is not text:  # `re` returns its input when nothing matched; any other result may differ
+            in_text.clear()
+            text = scrubbed
     return text
 
 
@@ -402,13 +512,55 @@ def _operator_ok(text: str, key_start: int, key_stop: int, op_start: int, op_end
     return True
 
 
-def _redact_keyed(text: str) -> str:
-    lowered = _lowered(text)
+def _key_word_starts(lowered: str) -> list[int] | None:
+    """Every position where a credential word starts, ascending: the only places `_KEY_HIT` can match.
+
+    None when the words are so dense (more than one per `_DENSE_KEY_WORDS`
+    characters: ``key key key …``) that `re` searching the text itself is cheaper.
+    """
+    limit = len(lowered) // _DENSE_KEY_WORDS + 16
+    starts: list[int] = []
+    for word in _KEY_WORDS:
+        at = lowered.find(word)
+        while at >= 0:
+            starts.append(at)
+            if len(starts) > limit:
+                return None
+            at = lowered.find(word, at + 1)
+    starts.sort()
+    return starts
+
+
+def _next_key_hit(lowered: str, starts: list[int] | None, index: int, pos: int) -> tuple[re.Match[str] | None, int]:
+    """What ``_KEY_HIT.search(lowered, pos)`` finds, and where to go on in ``starts`` next time.
+
+    Trying `_KEY_HIT.match` at each word start from `pos` on, in order, finds the
+    first position from `pos` where the pattern matches, as the search would.
+    """
+    if starts is None:
+        return _KEY_HIT.search(lowered, pos), index
+    while index < len(starts):
+        start = starts[index]
+        index += 1
+        if start >= pos and (hit := _KEY_HIT.match(lowered, start)) is not None:
+            return hit, index
+    return None, index
+
+
+def _redact_keyed(text: str, lowered: str | None = None) -> str:
+    """The keyed pass; ``lowered`` is ``_lowered(text)`` when the caller already has it."""
+    if lowered is None:
+        lowered = _lowered(text)
     end = len(text)
     pieces: list[str] = []
     cursor = 0
     pos = 0
-    while (hit := _KEY_HIT.search(lowered, pos)) is not None:
+    starts = _key_word_starts(lowered)
+    next_start = 0
+    while True:
+        hit, next_start = _next_key_hit(lowered, starts, next_start, pos)
+        if hit is None:
+            break
         pos = hit.start() + 1
         if hit.start() < cursor:
             continue
@@ -489,5 +641,7 @@ def redact_strict(text: str) -> str:
     """Return ``text`` with every credential the strict profile recognises replaced by a marker."""
     text = _redact_providers(text)
     text = _redact_url_credentials(text)
-    text = redact_contexts(text, _CONTEXT_JUDGE)
-    return _redact_keyed(text)
+    lowered = _lowered(text)
+    in_context = redact_contexts(text, _CONTEXT_JUDGE, lowered)
+    # The lowercased copy still fits when the context pass replaced nothing (it then returns its input).
+    return _redact_keyed(in_context, lowered if in_context is text else None)
