@@ -3,7 +3,9 @@
 No model, no network, and bit-identical across the engine family: each token
 adds +1 or -1 (the hash's top bit) to bucket ``hash mod 256``, and the vector
 is L2-normalised. Counts are small integers, so the accumulation is exact in
-any order; the hash of each distinct token is computed once per process.
+any order. A batch of tokenized chunks hashes its vocabulary once, vectorised
+(cheaper than looking each token up in, and adding it to, a per-process
+cache); text embedded token by token memoizes each token's hash.
 
 A query is embedded in plain Python (numpy is imported only for batches), so a
 one-shot search need not load numpy at all; the float steps are the same
@@ -40,17 +42,14 @@ class HashEmbedder(Embedder):
         self._codes[token] = code
         return code
 
-    def _learn_codes(self, tokens: Sequence[bytes]) -> None:
-        """Cache the signed code of every token not seen yet, hashing them all in one vectorised pass."""
+    @staticmethod
+    def _buckets_and_signs(vocab: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """Each entry of ``vocab``'s bucket (int64) and sign (float64 ±1), from one vectorised hashing pass."""
         import numpy as np
 
-        missing = [t for t in dict.fromkeys(tokens) if t not in self._codes]
-        if not missing:
-            return
-        hashes = fnv1a64_many(missing)
-        buckets = (hashes % np.uint64(EMBED_DIM)).astype(np.int64) + 1
-        negative = (hashes >> np.uint64(63)).astype(bool)
-        self._codes.update(zip(missing, np.where(negative, -buckets, buckets).tolist(), strict=True))
+        hashes = fnv1a64_many(vocab).view(np.int64)
+        # As int64 the top bit is the sign bit, and the low 8 bits (EMBED_DIM = 256) are hash mod 256.
+        return hashes & (EMBED_DIM - 1), np.where(hashes < 0, -1.0, 1.0)
 
     def _signed_codes(self, text: str) -> list[int]:
         codes = self._codes
@@ -82,22 +81,31 @@ class HashEmbedder(Embedder):
         """Vectors of many texts given as ids into ``vocab`` (one row per entry of ``lengths``).
 
         Same result as :meth:`embed_batch` on the texts, but each distinct token
-        is hashed once and the per-token work happens in numpy.
+        is hashed once and the per-token work happens in numpy: per vocabulary
+        entry its bucket and its sign, per token one cell index, then one
+        ``bincount``. The counts are small integers, exact in float64, so the
+        squares sum exactly in any order; the vector is built in place (no
+        temporary matrices: at 256 columns those cost more than the counting).
         """
         import numpy as np
 
         n = len(lengths)
         if not len(flat_ids):
             return np.zeros((n, EMBED_DIM), dtype=np.float64)
-        self._learn_codes(vocab)
-        codes = np.fromiter(map(self._codes.__getitem__, vocab), dtype=np.int64, count=len(vocab))
-        token_codes = codes[flat_ids]
-        rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-        cells = rows * EMBED_DIM + (np.abs(token_codes) - 1)
-        counts = np.bincount(cells, weights=np.sign(token_codes).astype(np.float64), minlength=n * EMBED_DIM)
+        buckets, signs = self._buckets_and_signs(vocab)
+        # Each token's cell in the flat n x EMBED_DIM matrix: its row's first cell plus its bucket. One
+        # scratch array serves the buckets, then the signs: fresh memory (page faults) is what costs here.
+        # (The first take checks the ids; the second, with mode="clip", then writes into ``out`` unbuffered.)
+        cells = np.repeat(np.arange(0, n * EMBED_DIM, EMBED_DIM, dtype=np.int64), lengths)
+        scratch = np.take(buckets, flat_ids)
+        cells += scratch
+        weights = np.take(signs, flat_ids, out=scratch.view(np.float64), mode="clip")
+        counts: np.ndarray = np.bincount(cells, weights=weights, minlength=n * EMBED_DIM)
         counts = counts.reshape(n, EMBED_DIM)
-        norms = np.sqrt((counts * counts).sum(axis=1))
-        return counts / np.where(norms > 0, norms, 1.0)[:, None]
+        norms = np.sqrt(np.einsum("ij,ij->i", counts, counts))
+        norms[norms == 0.0] = 1.0  # an empty row stays zero
+        counts /= norms[:, None]
+        return counts
 
     def embed_query(self, text: str) -> list[float]:
         counts = [0] * EMBED_DIM

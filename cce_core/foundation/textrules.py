@@ -41,6 +41,8 @@ _TOKEN_TABLE = bytes(
 FNV_OFFSET_BASIS = 0xCBF29CE484222325
 FNV_PRIME = 0x00000100000001B3
 _U64 = 0xFFFFFFFFFFFFFFFF
+# fnv1a64_many finishes in Python the bytes that at most this many items still have.
+_FNV_FEW_ITEMS = 16
 
 
 def node_text(node: Any, source: bytes) -> str:
@@ -88,24 +90,51 @@ def fnv1a64_many(items: Sequence[bytes]) -> np.ndarray:
     Hashing a whole vocabulary byte by byte in Python costs a fresh index run
     tens of milliseconds; here the loop runs over byte positions instead, each
     step one vectorised xor-and-multiply over the items still that long
-    (uint64 arithmetic wraps modulo 2**64 exactly as the mask does).
+    (uint64 arithmetic wraps modulo 2**64 exactly as the mask does). Once only
+    a few items are that long, a numpy step per byte costs more than Python
+    does per byte, so those few finish in Python: one 4,000-byte token (a
+    base64 blob in a test file) must not cost 4,000 array operations.
     """
     import numpy as np
 
     n = len(items)
-    hashes = np.full(n, FNV_OFFSET_BASIS, dtype=np.uint64)
     if n == 0:
-        return hashes
+        return np.zeros(0, dtype=np.uint64)
+    # Few arrays, each reused in place: a vocabulary-sized temporary is fresh memory, and its page
+    # faults cost more than the arithmetic.
     lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
-    order = np.argsort(-lengths, kind="stable")  # longest first: the active items are a prefix
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[order]
-    data = np.frombuffer(b"".join(items), dtype=np.uint8).astype(np.uint64)
-    ascending = np.sort(lengths)
+    by_length = np.argsort(lengths)
+    order = by_length[::-1]  # longest first: the items still active at a position are a prefix
+    ascending = lengths[by_length]
+    longest = int(ascending[-1])
+    starts = np.cumsum(lengths)
+    starts -= lengths
+    cursor = starts[order]  # where each item's next byte is in ``data``
+    # Joined a slice at a time: bytes.join keeps a buffer record (80 bytes) per item, which for a
+    # whole vocabulary is megabytes of fresh memory, more than the bytes joined.
+    data = np.frombuffer(b"".join([b"".join(items[i : i + 1024]) for i in range(0, n, 1024)]), dtype=np.uint8)
+    # How many items are longer than each byte position; numpy steps while more than a few are.
+    active_at = n - np.searchsorted(ascending, np.arange(longest), side="right")
+    vector_positions = int(np.count_nonzero(active_at > _FNV_FEW_ITEMS))
     prime = np.uint64(FNV_PRIME)
-    running = hashes.copy()
-    for position in range(int(ascending[-1])):
-        active = n - int(np.searchsorted(ascending, position, side="right"))
-        running[:active] = (running[:active] ^ data[starts[:active] + position]) * prime
+    running = np.full(n, FNV_OFFSET_BASIS, dtype=np.uint64)
+    byte = np.empty(n, dtype=np.uint8)
+    for active in active_at[:vector_positions].tolist():
+        step, at, current = running[:active], cursor[:active], byte[:active]
+        np.take(data, at, out=current, mode="clip")  # "clip": unbuffered; every cursor is in range
+        np.bitwise_xor(step, current, out=step)
+        np.multiply(step, prime, out=step)
+        np.add(at, 1, out=at)
+    rest = int(active_at[vector_positions]) if vector_positions < longest else 0
+    if rest:
+        finished = running[:rest].tolist()
+        for k, i in enumerate(order[:rest].tolist()):
+            h = finished[k]
+            for b in items[i][vector_positions:]:
+                h = ((h ^ b) * FNV_PRIME) & _U64
+            finished[k] = h
+        running[:rest] = finished
+    hashes = np.empty(n, dtype=np.uint64)
     hashes[order] = running
     return hashes
 

@@ -99,26 +99,46 @@ def token_ids(token_lists: list[list[bytes]]) -> TokenIds:
     return encoder.token_ids([encoder.encode(token_lists)])
 
 
+def _decoded(tokens: list[bytes]) -> list[str]:
+    """``tokens`` (ASCII, no line breaks: see ``tokenize_bytes``) as strings, decoded in one call."""
+    # Joined a slice at a time: bytes.join keeps a buffer record (80 bytes) per item, which for a
+    # whole vocabulary is megabytes of fresh memory, more than the bytes joined.
+    joined = b"\n".join([b"\n".join(tokens[i : i + 1024]) for i in range(0, len(tokens), 1024)])
+    if len(tokens) > 1 and joined.count(b"\n") == len(tokens) - 1:
+        return joined.decode("ascii").split("\n")
+    return [token.decode("ascii") for token in tokens]
+
+
 def build_bm25(token_lists: list[list[bytes]] | TokenIds) -> Bm25Arrays:
     """Postings (term → ascending docs with term frequencies) over a sorted vocabulary."""
     import numpy as np
 
     tids = token_lists if isinstance(token_lists, TokenIds) else token_ids(token_lists)
     n_docs = len(tids.lengths)
-    order = sorted(range(len(tids.vocab)), key=tids.vocab.__getitem__)
-    vocab = [tids.vocab[i].decode("ascii") for i in order]
+    n_terms = len(tids.vocab)
+    order = sorted(range(n_terms), key=tids.vocab.__getitem__)
+    vocab = _decoded(list(itemgetter(*order)(tids.vocab)) if n_terms > 1 else [tids.vocab[i] for i in order])
     if not tids.flat.size:
-        return Bm25Arrays(vocab, np.zeros(len(vocab) + 1, dtype=np.int64), np.zeros(0, dtype=np.int32),
+        return Bm25Arrays(vocab, np.zeros(n_terms + 1, dtype=np.int64), np.zeros(0, dtype=np.int32),
                           np.zeros(0, dtype=np.int32), tids.lengths)
-    # Re-number terms in sorted order, then count (term, doc) pairs in one pass.
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
-    terms = rank[tids.flat]
-    docs = np.repeat(np.arange(n_docs, dtype=np.int64), tids.lengths)
-    pairs, counts = np.unique(terms * n_docs + docs, return_counts=True)
-    ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pairs // n_docs, minlength=len(vocab)), out=ptr[1:])
-    return Bm25Arrays(vocab, ptr, (pairs % n_docs).astype(np.int32), counts.astype(np.int32), tids.lengths)
+    # Every token as one (term in sorted order, doc) key, sorted: each distinct key is a posting and
+    # its run length the term frequency. int32 keys when they fit: half the memory to sort and fault in.
+    key_type = np.int32 if n_terms * n_docs < 1 << 31 else np.int64
+    rank = np.empty(n_terms, dtype=key_type)
+    rank[order] = np.arange(n_terms, dtype=key_type)
+    keys = rank[tids.flat]
+    keys *= n_docs
+    keys += np.repeat(np.arange(n_docs, dtype=key_type), tids.lengths)
+    keys.sort()
+    first = np.empty(keys.size, dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    terms, docs = np.divmod(keys[starts], n_docs)
+    ptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(np.bincount(terms, minlength=n_terms), out=ptr[1:])
+    tfs = np.diff(starts, append=keys.size).astype(np.int32)
+    return Bm25Arrays(vocab, ptr, docs.astype(np.int32), tfs, tids.lengths)
 
 
 def unique_in_order(tokens: list[str]) -> list[str]:

@@ -24,12 +24,13 @@ import mmap
 import os
 import struct
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
+from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from cce_core.foundation.errors import CceError
 from cce_core.indexing.chunk import Chunk
@@ -53,6 +54,7 @@ CONTENT_ZLIB_LEVEL = 1
 # struct/memoryview codes of the little-endian dtypes the writer uses.
 _VIEW_CODES: dict[str, Literal["d", "q", "i"]] = {"<f8": "d", "<i8": "q", "<i4": "i"}
 _ITEM_SIZE = {"d": 8, "q": 8, "i": 4}
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -112,15 +114,31 @@ def _raw(array: Any, dtype: str) -> memoryview:
     return contiguous.data.cast("B") if contiguous.size else memoryview(b"")
 
 
+def _joined(pieces: Sequence[bytes]) -> bytes:
+    """``b"".join(pieces)``, a slice of pieces at a time.
+
+    bytes.join keeps an 80-byte buffer record per piece: for thousands of
+    pieces that is more fresh memory (page faults) than the bytes joined.
+    """
+    if len(pieces) <= 1024:
+        return b"".join(pieces)
+    return b"".join([b"".join(pieces[i : i + 1024]) for i in range(0, len(pieces), 1024)])
+
+
 def _blob(strings: Sequence[str]) -> tuple[bytes, bytes]:
     """UTF-8 blob and int64 offsets (len + 1) of ``strings``."""
     import numpy as np
 
+    n = len(strings)
+    ptr = np.zeros(n + 1, dtype="<i8")
+    if not n:
+        return b"", ptr.tobytes()
+    if all(map(str.isascii, strings)):  # ids, tokens, most paths: one join, and lengths are byte lengths
+        np.cumsum(np.fromiter(map(len, strings), dtype=np.int64, count=n), out=ptr[1:])
+        return "".join(strings).encode("ascii"), ptr.tobytes()
     encoded = [s.encode("utf-8") for s in strings]
-    ptr = np.zeros(len(encoded) + 1, dtype="<i8")
-    if encoded:
-        np.cumsum([len(e) for e in encoded], out=ptr[1:])
-    return b"".join(encoded), ptr.tobytes()
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=n), out=ptr[1:])
+    return _joined(encoded), ptr.tobytes()
 
 
 def file_columns(files: Sequence[FileEntry], firsts: Any = None) -> list[tuple[str, bytes, str]]:
@@ -185,52 +203,142 @@ def read_file_columns(view: Any, raw: Any, base: int = 0, paths: Sequence[str] |
                       size[i], mtime[i]) for i in range(len(names))]
 
 
+class _ContentBlocks:
+    """Chunk texts zlib-compressed ``CONTENT_BLOCK_CHUNKS`` at a time, by whichever threads call :meth:`work`.
+
+    The texts are encoded in one call and each block is a slice of that one
+    buffer, so a block costs its holder the GIL only to claim it: zlib runs
+    without it. Each block is compressed on its own (as a reader decompresses
+    it), so the bytes do not depend on which thread took which block.
+    """
+
+    def __init__(self, strings: Sequence[str]) -> None:
+        import threading
+
+        import numpy as np
+
+        n = len(strings)
+        # All-ASCII texts are joined as text (one copy, and lengths are byte lengths); others are encoded one
+        # by one (str.join over mixed-width strings and encoding the result cost twice as much).
+        if all(map(str.isascii, strings)):
+            text = "".join(strings).encode("ascii")
+            sizes = np.fromiter(map(len, strings), dtype=np.int64, count=n)
+        else:
+            encoded = [s.encode("utf-8") for s in strings]
+            text = _joined(encoded)
+            sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
+        self.ptr = np.zeros(n + 1, dtype="<i8")
+        if n:
+            np.cumsum(sizes, out=self.ptr[1:])
+        self._text = memoryview(text)
+        self._bounds: list[int] = self.ptr[::CONTENT_BLOCK_CHUNKS].tolist()
+        if n % CONTENT_BLOCK_CHUNKS:
+            self._bounds.append(int(self.ptr[n]))
+        self._blocks: list[bytes] = [b""] * (len(self._bounds) - 1)
+        self._next = 0
+        self._claim = threading.Lock()
+
+    def work(self) -> None:
+        """Compress blocks no thread has taken yet, until none is left."""
+        import zlib
+
+        text, bounds, blocks, claim = self._text, self._bounds, self._blocks, self._claim
+        while True:
+            with claim:
+                b = self._next
+                self._next += 1
+            if b >= len(blocks):
+                return
+            blocks[b] = zlib.compress(text[bounds[b] : bounds[b + 1]], CONTENT_ZLIB_LEVEL)
+
+    def result(self) -> tuple[bytes, bytes, bytes]:
+        """(zlib blocks, int64 block offsets, int64 text offsets); only once every :meth:`work` call returned."""
+        import numpy as np
+
+        block_ptr = np.zeros(len(self._blocks) + 1, dtype="<i8")
+        if self._blocks:
+            np.cumsum(np.fromiter(map(len, self._blocks), dtype=np.int64, count=len(self._blocks)), out=block_ptr[1:])
+        return b"".join(self._blocks), block_ptr.tobytes(), self.ptr.tobytes()
+
+
 def _compressed_blob(strings: Sequence[str]) -> tuple[bytes, bytes, bytes]:
     """(zlib blocks, int64 block offsets, int64 offsets of each string in the uncompressed text).
 
-    One block per ``CONTENT_BLOCK_CHUNKS`` strings, all in one thread: a pool
+    One block per ``CONTENT_BLOCK_CHUNKS`` strings, all in this thread; a pool
     splitting the blocks was measured slower (hundreds of small blocks). What
-    pays is running the whole of it beside the other work (:class:`CompressingChunks`).
+    pays is running it beside the other work (:class:`CompressingChunks`).
     """
-    import zlib
-
-    import numpy as np
-
-    encoded = [s.encode("utf-8") for s in strings]
-    ptr = np.zeros(len(encoded) + 1, dtype="<i8")
-    if encoded:
-        np.cumsum([len(e) for e in encoded], out=ptr[1:])
-    compressed = [zlib.compress(b"".join(encoded[i : i + CONTENT_BLOCK_CHUNKS]), CONTENT_ZLIB_LEVEL)
-                  for i in range(0, len(encoded), CONTENT_BLOCK_CHUNKS)]
-    block_ptr = np.zeros(len(compressed) + 1, dtype="<i8")
-    if compressed:
-        np.cumsum([len(c) for c in compressed], out=block_ptr[1:])
-    return b"".join(compressed), block_ptr.tobytes(), ptr.tobytes()
+    blocks = _ContentBlocks(strings)
+    blocks.work()
+    return blocks.result()
 
 
-class _CompressionThread:
-    """:func:`_compressed_blob` of some texts, run in a helper thread; :meth:`result` waits for it."""
+class _SharedCompression:
+    """:func:`_compressed_blob` of some texts, started in a helper thread; :meth:`result` helps it finish.
+
+    The helper thread shares the GIL with the caller, which keeps it for its
+    own numpy and Python work, so the compression can still be running when
+    the caller needs it: the caller then compresses the blocks left, beside
+    the helper, instead of waiting for it.
+    """
 
     def __init__(self, strings: list[str]) -> None:
         import threading
 
-        self._result: tuple[bytes, bytes, bytes] | None = None
+        self._blocks: _ContentBlocks | None = None
         self._error: BaseException | None = None
+        self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(strings,), name="cce-compress", daemon=True)
         self._thread.start()
 
     def _run(self, strings: list[str]) -> None:
+        # Errors are handed to the thread that asks for the result.
         try:
-            self._result = _compressed_blob(strings)
-        except BaseException as exc:  # handed to the thread that asks for the result
+            self._blocks = _ContentBlocks(strings)
+        except BaseException as exc:
+            self._error = exc
+            return
+        finally:
+            self._ready.set()  # the caller may help (or learn of the error) from now on
+        try:
+            self._blocks.work()
+        except BaseException as exc:
             self._error = exc
 
     def result(self) -> tuple[bytes, bytes, bytes]:
+        self._ready.wait()
+        if self._blocks is not None:
+            self._blocks.work()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._blocks is not None
+        return self._blocks.result()
+
+
+class _InThread(Generic[_T]):
+    """``work()`` run in a helper thread (zlib, hashlib: work that releases the GIL); :meth:`result` waits for it."""
+
+    def __init__(self, work: Callable[[], _T], name: str = "cce-compress") -> None:
+        import threading
+
+        self._result: tuple[_T] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self, work: Callable[[], _T]) -> None:
+        try:
+            self._result = (work(),)
+        except BaseException as exc:  # handed to the thread that asks for the result
+            self._error = exc
+
+    def result(self) -> _T:
         self._thread.join()
         if self._error is not None:
             raise self._error
         assert self._result is not None
-        return self._result
+        return self._result[0]
 
 
 class CompressingChunks(list[Chunk]):
@@ -248,7 +356,7 @@ class CompressingChunks(list[Chunk]):
     def __init__(self, chunks: Iterable[Chunk]) -> None:
         super().__init__(chunks)
         self._rows = len(self)
-        self._content = _CompressionThread([c.content for c in self]) if self._rows else None
+        self._content = _SharedCompression([c.content for c in self]) if self._rows else None
 
     def compressed_content(self) -> tuple[bytes, bytes, bytes] | None:
         """The (blocks, block offsets, text offsets) of :func:`_compressed_blob`; None if the list changed."""
@@ -274,20 +382,29 @@ def _edge_sections(edges: list[tuple[str, str]] | None) -> list[tuple[str, bytes
             ("edge_by_to", np.asarray(by_to, dtype="<i4").tobytes(), "<i4")]
 
 
-def _symbol_sections(files: Sequence[FileEntry]) -> list[tuple[str, bytes | memoryview, str]]:
-    """Every file's symbol record, zlib-compressed as one blob with per-file offsets; none when no file has one."""
-    if all(f.symbols is None for f in files):
-        return []
-    import zlib
+def _symbol_sections(files: Sequence[FileEntry]) -> _InThread[list[tuple[str, bytes | memoryview, str]]]:
+    """Every file's symbol record, zlib-compressed as one blob with per-file offsets; none when no file has one.
 
-    import numpy as np
+    Compressed in a helper thread (zlib releases the GIL) while the caller
+    builds the other sections: on zod it is a tenth of a segment's serialization.
+    """
+    records = [f.symbols for f in files]
 
-    records = [f.symbols or b"" for f in files]
-    ptr = np.zeros(len(records) + 1, dtype="<i8")
-    if records:
-        np.cumsum([len(r) for r in records], out=ptr[1:])
-    return [("symbols_z", zlib.compress(b"".join(records), CONTENT_ZLIB_LEVEL), "zlib"),
-            ("symbols_ptr", ptr.tobytes(), "<i8")]
+    def sections() -> list[tuple[str, bytes | memoryview, str]]:
+        if all(r is None for r in records):
+            return []
+        import zlib
+
+        import numpy as np
+
+        present = [r or b"" for r in records]
+        ptr = np.zeros(len(present) + 1, dtype="<i8")
+        if present:
+            np.cumsum([len(r) for r in present], out=ptr[1:])
+        return [("symbols_z", zlib.compress(b"".join(present), CONTENT_ZLIB_LEVEL), "zlib"),
+                ("symbols_ptr", ptr.tobytes(), "<i8")]
+
+    return _InThread(sections)
 
 
 def _codes(values: Sequence[str]) -> tuple[list[str], bytes]:
@@ -296,7 +413,7 @@ def _codes(values: Sequence[str]) -> tuple[list[str], bytes]:
 
     table = sorted(set(values))
     index = {v: i for i, v in enumerate(table)}
-    return table, np.fromiter((index[v] for v in values), dtype="<i4", count=len(values)).tobytes()
+    return table, np.fromiter(map(index.__getitem__, values), dtype="<i4", count=len(values)).tobytes()
 
 
 def vector_sections(embeddings: np.ndarray) -> tuple[str, list[tuple[str, bytes | memoryview, str]]]:
@@ -307,27 +424,32 @@ def vector_sections(embeddings: np.ndarray) -> tuple[str, list[tuple[str, bytes 
     rows = matrix.shape[0]
     dim = matrix.shape[1] if matrix.ndim == 2 else 0
     if rows and dim:
-        nonzero = np.count_nonzero(matrix)
-        if nonzero <= SPARSE_MAX_DENSITY * rows * dim:
-            # Column-major order: each dimension's rows ascending, as a column pass reads them.
-            cols, row_ids = np.nonzero(matrix.T)
+        # The non-zero cells in row-major order (a pass over the contiguous matrix; walking its
+        # transpose costs twice as much), then stably by column: each dimension's rows ascending,
+        # as a column pass reads them. A stable sort of 16-bit keys is a radix sort.
+        cells = matrix.ravel()
+        nonzero = np.flatnonzero(cells)
+        if nonzero.size <= SPARSE_MAX_DENSITY * rows * dim:
+            cols = nonzero % dim
+            nonzero = nonzero[np.argsort(cols.astype(np.uint16) if dim <= 1 << 16 else cols, kind="stable")]
             ptr = np.zeros(dim + 1, dtype="<i8")
             np.cumsum(np.bincount(cols, minlength=dim), out=ptr[1:])
-            return "sparse", [("csc_ptr", ptr.tobytes(), "<i8"), ("csc_row", _raw(row_ids, "<i4"), "<i4"),
-                              ("csc_val", _raw(matrix[row_ids, cols], "<f8"), "<f8")]
+            return "sparse", [("csc_ptr", ptr.tobytes(), "<i8"), ("csc_row", _raw(nonzero // dim, "<i4"), "<i4"),
+                              ("csc_val", _raw(cells[nonzero], "<f8"), "<f8")]
     return "dense", [("vectors", _raw(matrix, "<f8"), "<f8")]
 
 
 def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
     """The segment file as a list of byte strings, in order (written one after another, never joined)."""
     chunks = parts.chunks
+    symbols = _symbol_sections(parts.files)  # compressing while the sections below are built
     file_index = {f.path: i for i, f in enumerate(parts.files)}
     import numpy as np
 
-    ids_blob, ids_ptr = _blob([c.chunk_id for c in chunks])
-    type_table, type_codes = _codes([c.chunk_type for c in chunks])
-    kind_table, kind_codes = _codes([c.kind for c in chunks])
-    lang_table, lang_codes = _codes([c.language for c in chunks])
+    ids_blob, ids_ptr = _blob(list(map(attrgetter("chunk_id"), chunks)))
+    type_table, type_codes = _codes(list(map(attrgetter("chunk_type"), chunks)))
+    kind_table, kind_codes = _codes(list(map(attrgetter("kind"), chunks)))
+    lang_table, lang_codes = _codes(list(map(attrgetter("language"), chunks)))
     vocab_blob, vocab_ptr = _blob(list(parts.bm25.vocab))
 
     def ints(values: Any) -> bytes:
@@ -351,10 +473,10 @@ def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
 
     head: list[tuple[str, bytes | memoryview, str]] = [
         ("chunk_id", ids_blob, "utf-8"), ("chunk_id_ptr", ids_ptr, "<i8"),
-        ("file", ints(file_index[c.file_path] for c in chunks), "<i4"),
-        ("start_line", ints(c.start_line for c in chunks), "<i4"),
-        ("end_line", ints(c.end_line for c in chunks), "<i4"),
-        ("token_count", ints(c.token_count for c in chunks), "<i4"),
+        ("file", ints(map(file_index.__getitem__, map(attrgetter("file_path"), chunks))), "<i4"),
+        ("start_line", ints(map(attrgetter("start_line"), chunks)), "<i4"),
+        ("end_line", ints(map(attrgetter("end_line"), chunks)), "<i4"),
+        ("token_count", ints(map(attrgetter("token_count"), chunks)), "<i4"),
         ("chunk_type", type_codes, "<i4"), ("kind", kind_codes, "<i4"), ("language", lang_codes, "<i4"),
     ]
     tail: list[tuple[str, bytes | memoryview, str]] = [
@@ -369,11 +491,12 @@ def serialize_segment(parts: SegmentParts) -> list[bytes | memoryview]:
         ("removes", js(sorted(parts.removes)), "json"),
         ("restat", js({k: list(v) for k, v in sorted((parts.restat or {}).items())}), "json"),
         *_edge_sections(parts.edges),
-        *_symbol_sections(parts.files),
     ]
-    # Asked for last: texts compressed in a helper thread (CompressingChunks) had every other section's time.
+    # Asked for last: texts compressed in a helper thread (CompressingChunks) had every other section's time,
+    # and this thread compresses what is left of them beside it; then the symbols (already done, as a rule).
     compressed = chunks.compressed_content() if isinstance(chunks, CompressingChunks) else None
     content_z, content_block_ptr, content_ptr = compressed or _compressed_blob([c.content for c in chunks])
+    tail.extend(symbols.result())
     blobs = [*head, ("content_z", content_z, "zlib"), ("content_block_ptr", content_block_ptr, "<i8"),
              ("content_ptr", content_ptr, "<i8"), *tail]
     sections: dict[str, Any] = {}
@@ -784,18 +907,26 @@ def save_segment(parts: SegmentParts, directory: Path) -> tuple[str, str, int]:
     import tempfile
 
     directory.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
+    pieces = serialize_segment(parts)
+
+    def hexdigest() -> str:
+        digest = hashlib.sha256()
+        for piece in pieces:
+            digest.update(piece)
+        return digest.hexdigest()
+
+    # Hashed in a helper thread while this one writes and syncs (hashlib and file writes release the GIL).
+    sha_of_pieces = _InThread(hexdigest, "cce-digest")
     size = 0
     fd, tmp = tempfile.mkstemp(prefix=".seg-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
-            for part in serialize_segment(parts):
-                digest.update(part)
-                fh.write(part)
-                size += len(part)
+            for piece in pieces:
+                fh.write(piece)
+                size += len(piece)
             fh.flush()
             os.fsync(fh.fileno())
-        sha = digest.hexdigest()
+        sha = sha_of_pieces.result()
         name = f"seg-{sha[:24]}.cces"
         os.replace(tmp, directory / name)
     except BaseException:
