@@ -44,6 +44,17 @@ def test_absorb_gives_the_ids_encoding_one_by_one_gives():
     assert TokenIdEncoder().absorb([]).tolist() == []
 
 
+def test_encode_numbers_new_tokens_in_first_seen_order_across_calls():
+    encoder = TokenIdEncoder()
+    flat, lengths = encoder.encode([[b"b", b"a", b"b"], [b"c"], []])
+    assert flat.tolist() == [0, 1, 0, 2] and lengths.tolist() == [3, 1, 0]
+    flat, lengths = encoder.encode([[b"d", b"a"]])
+    assert flat.tolist() == [3, 1] and encoder.vocab == [b"b", b"a", b"c", b"d"]
+    assert encoder.encode([[b"only"]])[0].tolist() == [4]  # one token: itemgetter's bare-value case
+    assert encoder.absorb([b"e", b"b"]).tolist() == [5, 0]
+    assert encoder.encode([])[0].tolist() == []
+
+
 @pytest.mark.parametrize(("workers", "installment"), [("2", 16), ("3", 16), ("2", 1), ("2", 7)])
 def test_encoded_results_from_workers_equal_the_serial_tokens(monkeypatch, workers, installment):
     # Installments of 1 and 7 files: each child sends many, every one but its first with a vocabulary

@@ -10,8 +10,9 @@ should not pay numpy's import), and tests compare the two.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, count
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -45,27 +46,30 @@ class TokenIdEncoder:
     """
 
     def __init__(self) -> None:
-        self._ids: dict[bytes, int] = {}
+        # A missing token is given the next id by the dict itself (``__missing__`` calls the counter,
+        # both in C), so one ``itemgetter`` call looks every token up and numbers the new ones in
+        # first-seen order: no separate pass to find the unseen tokens.
+        self._ids: defaultdict[bytes, int] = defaultdict(count().__next__)
 
     @property
     def vocab(self) -> list[bytes]:
         return list(self._ids)
 
+    def _ids_of(self, tokens: list[bytes]) -> np.ndarray:
+        """The id of each of ``tokens`` (numbering the unseen ones, in order), as int64."""
+        import numpy as np
+
+        # itemgetter looks every token up in one C call (a 1-tuple comes back as a bare value).
+        if len(tokens) > 1:
+            return np.array(itemgetter(*tokens)(self._ids), dtype=np.int64)
+        return np.array([self._ids[t] for t in tokens], dtype=np.int64)
+
     def encode(self, token_lists: list[list[bytes]]) -> tuple[np.ndarray, np.ndarray]:
         """(flat ids, tokens per text) of ``token_lists``, adding unseen tokens to the vocabulary."""
         import numpy as np
 
-        ids = self._ids
-        tokens = list(chain.from_iterable(token_lists))
-        unseen = [t for t in dict.fromkeys(tokens) if t not in ids]
-        ids.update(zip(unseen, range(len(ids), len(ids) + len(unseen)), strict=True))
         lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
-        # itemgetter looks every token up in one C call (a 1-tuple comes back as a bare value).
-        if len(tokens) > 1:
-            flat = np.array(itemgetter(*tokens)(ids), dtype=np.int64)
-        else:
-            flat = np.array([ids[t] for t in tokens], dtype=np.int64)
-        return flat, lengths
+        return self._ids_of(list(chain.from_iterable(token_lists))), lengths
 
     def absorb(self, vocab: list[bytes]) -> np.ndarray:
         """Each token of ``vocab`` (distinct, in first-seen order) as its id here: unseen ones are added in order.
@@ -76,14 +80,7 @@ class TokenIdEncoder:
         the worker's first-seen order, the tokens get the very ids that encoding
         the worker's files here one by one would have given them.
         """
-        import numpy as np
-
-        ids = self._ids
-        unseen = [t for t in vocab if t not in ids]
-        ids.update(zip(unseen, range(len(ids), len(ids) + len(unseen)), strict=True))
-        if len(vocab) > 1:
-            return np.array(itemgetter(*vocab)(ids), dtype=np.int64)
-        return np.array([ids[t] for t in vocab], dtype=np.int64)
+        return self._ids_of(vocab)
 
     def token_ids(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> TokenIds:
         """Join encoded parts, in the order given, into one :class:`TokenIds`."""
