@@ -252,3 +252,196 @@ def test_the_reversed_chain_reading_agrees_with_a_byte_walk():
         assert _receiver_before(text, end + 1) == walk(text, end), text
         checked += 1
     assert checked > 2000
+
+
+def test_the_receiver_uses_read_in_the_reversed_text_agree_with_a_byte_walk():
+    """``_add_receiver_uses`` reads the names before a use in one regex step over the reversed text; the
+    byte walk it replaced (blanks, ".", a whole word not starting with a digit, at most three times) must agree."""
+    import random
+
+    from cce_core.symbols.extract import _SELF_RECEIVER_BYTES, MAX_CHAIN, _add_receiver_uses
+    from cce_core.symbols.model import CALL, REFERENCE
+
+    word = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+    def walk(source: bytes, refs: dict[int, tuple[int, str, str | None]]) -> None:
+        for key in list(refs):
+            i = key - 1
+            for _part in range(MAX_CHAIN):
+                while i >= 0 and source[i] in b" \t\r\n":
+                    i -= 1
+                if i < 1 or source[i] != ord(".") or source[i - 1] == ord("."):
+                    break
+                end = i
+                i -= 1
+                while i >= 0 and source[i] in word:
+                    i -= 1
+                start = i + 1
+                if start == end or source[start] in b"0123456789":
+                    break
+                if start not in refs and source[start:end] not in _SELF_RECEIVER_BYTES:
+                    refs[start] = (end, REFERENCE, None)
+
+    rng = random.Random(24)
+    added = 0
+    for _ in range(3000):
+        text = bytes(rng.choice(b"ab9_..  \n(") for _ in range(rng.randint(1, 30)))
+        if rng.random() < 0.2:
+            text = text.replace(b"a", b"this", 1)
+        starts = [i for i in range(len(text)) if text[i] in word and (i == 0 or text[i - 1] not in word)]
+        refs = {key: (key + 1, CALL, None) for key in rng.sample(starts, min(len(starts), rng.randint(0, 4)))}
+        expected = dict(refs)
+        walk(text, expected)
+        captured = len(refs)
+        _add_receiver_uses(text, refs)
+        assert refs == expected, text
+        added += len(refs) - captured
+    assert added > 150
+
+
+def test_the_assignment_reading_agrees_with_the_backward_walk_it_replaced():
+    """``_assigned_variable`` finds the callee's start and the byte before it in the reversed text; the byte walk
+    and the tail test it replaced must give the same variable for every call on a line with an "="."""
+    import random
+
+    from cce_core.symbols.extract import _ASSIGNED, _assigned_variable
+
+    word = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+    def walked(source: bytes, line_start: int, name_start: int, name_end: int) -> str | None:
+        after = name_end
+        while after < len(source) and source[after] in b" \t\r\n":
+            after += 1
+        if after >= len(source) or source[after] != ord("("):
+            return None
+        start = name_start
+        while start > line_start and (source[start - 1] in word or source[start - 1] == ord(".")):
+            start -= 1
+        tail = source[max(line_start, start - 16):start].rstrip()
+        if len(tail) >= len(b"await") and not tail.endswith((b"=", b"await", b"new")):
+            return None
+        found = _ASSIGNED.search(source, line_start, start)
+        return found.group(1).decode("ascii") if found is not None and found.end() == start else None
+
+    pieces = [b"x", b"self.x", b"this.app", b" ", b"  ", b"\t", b"=", b" = ", b":", b": T ", b"const ", b"let ",
+              b"await ", b"new ", b"a.", b"b", b"(", b")", b";", b"{", b"9", b"\x0b", b"tw", b"==", b"f"]
+    rng = random.Random(25)
+    found_some = 0
+    for _ in range(4000):
+        after_name = rng.choice([b"(", b" (", b"", b"x("])
+        line = b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 9))) + b"call" + after_name
+        prefix = rng.choice([b"", b"z\n", b"y = 1;\n"])
+        source = prefix + line + b"1)\n"
+        line_start, name_start = len(prefix), len(prefix) + line.index(b"call")
+        if source.rfind(b"=", line_start, name_start) < 0:
+            continue  # the caller's pre-check: only calls after an "=" on their line are read
+        expected = walked(source, line_start, name_start, name_start + 4)
+        assert _assigned_variable(source, line_start, name_start, name_start + 4) == expected, source
+        found_some += expected is not None
+    assert found_some > 25
+
+
+def test_the_record_reads_receivers_as_receiver_before_does():
+    """The record's inlined reading of what stands before ``.name`` (a chain, ``super()``, a call's result
+    found by the parenthesis shortcut) agrees with ``_receiver_before`` at every use after a "."."""
+    import random
+
+    from cce_core.symbols.extract import CALL_RESULT, SymbolExtractor, _receiver_before
+    from cce_core.symbols.model import CALL, REFERENCE
+
+    word = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+    rng = random.Random(26)
+    compared = 0
+    for _ in range(1500):
+        text = b"".join(rng.choice([b"A", b"Bc", b"9", b"_", b".", b".", b"(", b")", b" ", b"\n", b"super()", b"f(x)"])
+                        for _ in range(rng.randint(1, 25)))
+        starts = [i for i in range(len(text)) if text[i] in word and (i == 0 or text[i - 1] not in word)]
+        refs = {}
+        for key in starts:
+            end = key
+            while end < len(text) and text[end] in word:
+                end += 1
+            refs[key] = (end, CALL if text[end:end + 1] == b"(" else REFERENCE, None)
+        record = SymbolExtractor._record(text, [], {}, refs, [])
+        keys = sorted(refs)
+        calls = {key: i for i, key in enumerate(keys) if refs[key][1] == CALL}
+        expected = []
+        for i, key in enumerate(keys):
+            if record.references.codes[i].isupper():
+                found = _receiver_before(text, key, calls, text[::-1])
+                # What the record keeps: a call's result, the instance, or a capitalised name (no bindings here).
+                if found is not None and (found.startswith(CALL_RESULT) or found == "super" or found[:1].isupper()):
+                    expected.append([i, found])
+        assert record.receivers == expected, text
+        compared += len(expected)
+    assert compared > 250
+
+
+def test_a_reference_is_enclosed_by_the_innermost_definition_around_it():
+    """The record finds a use's enclosing definition by bisecting the stretches the definitions cut the file
+    into; a brute force over every definition around the use (the one opened last wins) must agree."""
+    import random
+
+    from cce_core.symbols.extract import SymbolExtractor
+    from cce_core.symbols.model import REFERENCE
+
+    rng = random.Random(27)
+    for _ in range(400):
+        size = rng.randint(20, 80)
+        text = bytes(rng.choice(b"abc\n ") for _ in range(size - 1)) + b"\n"
+        defs = {}
+        for _d in range(rng.randint(0, 6)):
+            start = rng.randrange(size - 2)
+            end = rng.randint(start, size)
+            if any(s < start < e < end or start < s < end < e for s, e, *_rest in defs.values()):
+                continue  # syntax nodes nest or stand apart; never overlap
+            name = rng.randint(start, max(start, end - 1))
+            if name in defs or text[name] in b" \n":
+                continue
+            defs[name] = (start, end, name + 1, "function", "")
+        refs = {key: (key + 1, REFERENCE, None) for key in range(size) if key not in defs and text[key] not in b" \n"}
+        record = SymbolExtractor._record(text, [], defs, refs, [])
+        opened = sorted((start, -end, key) for key, (start, end, *_rest) in defs.items())
+        index = {key: i for i, (_s, _e, key) in enumerate(opened)}
+        for i, key in enumerate(sorted(refs)):
+            around = [(start, negative_end, def_key) for start, negative_end, def_key in opened
+                      if start <= key < -negative_end]
+            expected = index[max(around)[2]] if around else -1
+            assert record.references.enclosing[i] == expected, (text, defs, key)
+
+
+def test_the_walk_leaves_the_cyclic_collector_as_it_found_it():
+    """``run`` pauses the collector while it reads the matches; it resumes it only when it was on, even when
+    reading fails, and never turns it on for a caller that had paused it."""
+    import gc
+
+    plugin = pytest.importorskip("cce_pack_python")
+    from cce_core.symbols.extract import symbol_extractor
+
+    host = PluginHost([(plugin, "cce-pack-python")], entry_points=False)
+    pack = host.packs.pack_for("a.py")
+    extractor = symbol_extractor(host, pack)
+    assert extractor is not None
+    from tree_sitter import Parser
+
+    root = Parser(pack.grammar()).parse(b"import os\nos.path.join('a')\n").root_node
+    was_on = gc.isenabled()
+    try:
+        gc.enable()
+        read, _captured = extractor.run(root)
+        assert gc.isenabled() and read.refs
+        gc.disable()
+        extractor.run(root)
+        assert not gc.isenabled()
+        gc.enable()
+
+        def failing(matches):
+            assert not gc.isenabled()  # paused while the matches are read
+            raise RuntimeError("reading failed")
+
+        extractor.read_matches = failing  # type: ignore[method-assign]
+        with pytest.raises(RuntimeError):
+            extractor.run(root)
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was_on else gc.disable)()
