@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from cce_core.indexing.fingerprint import disowns, record_fingerprint
 from cce_core.indexing.graph import build_edges
 from cce_core.indexing.live_table import LiveTable
 from cce_core.indexing.racy import is_racy, load_racy_list, save_racy_list
+from cce_core.indexing.result_channel import ChannelClosed, channel_pair, receive_message, send_message
 from cce_core.indexing.segment import BATCH_BYTES, Bm25Arrays, SegmentParts, save_segment
 from cce_core.indexing.skip_memory import load_skip_list, save_skip_list
 from cce_core.indexing.store import (
@@ -386,7 +388,8 @@ def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable
             nonlocal known_vocab, worked, results, token_lists
             flat, lengths = local.encode(token_lists)
             vocab = local.vocab
-            conn.send(("part", (worked, results, b" ".join(vocab[known_vocab:]), flat.astype(np.int32), lengths)))
+            send_message(conn, ("part", (worked, results, b" ".join(vocab[known_vocab:]), flat.astype(np.int32),
+                                         lengths)))
             known_vocab = len(vocab)
             worked, results, token_lists = [], [], []
 
@@ -399,9 +402,9 @@ def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable
                 send_installment()
         if worked:
             send_installment()
-        conn.send(("done", None))
+        send_message(conn, ("done", None))
     except BaseException as exc:  # reported by the parent, which owns the error line
-        conn.send(("error", exc if isinstance(exc, CceError) else CceError(f"{type(exc).__name__}: {exc}")))
+        send_message(conn, ("error", exc if isinstance(exc, CceError) else CceError(f"{type(exc).__name__}: {exc}")))
     finally:
         conn.close()
 
@@ -409,9 +412,10 @@ def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable
 class _Installments:
     """What one child sends, received by a thread of this process while its main thread chunks.
 
-    ``recv`` waits outside the GIL, so the child's messages leave the pipe as
-    they come (a child never blocks on a full pipe) and are unpickled here
-    in the gaps of the main thread's work. :meth:`take` hands over what has
+    A whole message is read outside the GIL (:mod:`.result_channel`), so the
+    child's messages leave its socket as they come (the child does not wait
+    on this process's main thread) and are unpickled here in the gaps of
+    the main thread's work. :meth:`take` hands over what has
     arrived so far; :meth:`finish` waits for the end of the stream.
     """
 
@@ -427,8 +431,8 @@ class _Installments:
     def _listen(self) -> None:
         while True:
             try:
-                message = self._receive.recv()
-            except (EOFError, OSError):
+                message = receive_message(self._receive)
+            except (ChannelClosed, OSError, pickle.UnpicklingError, EOFError):
                 message = ("died", None)
             with self._lock:
                 self._arrived.append(message)
@@ -533,7 +537,7 @@ def _chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str 
         all_received = False
         try:
             for number in range(min(workers, len(shared)) - 1):
-                receive, send = context.Pipe(duplex=False)
+                receive, send = channel_pair()
                 child = context.Process(target=_child_shard, args=(chunker, items, claims.of_child(number),
                                                                    redaction, send), daemon=True)
                 child.start()
