@@ -25,9 +25,14 @@ def warn_about_hooks(host: PluginHost) -> None:
 
 def command_host() -> PluginHost:
     """Every installed plugin, refused when one failed to load or two packs clash."""
+    from cce_core.cli.startup_gc import start_work
     from cce_core.services.plugin_warnings import healthy_host
 
-    return healthy_host(stderr_line)
+    host = healthy_host(stderr_line)
+    # The plugins are the last of a command's start-up (its modules are imported by
+    # now): the collector goes back to its usual pace for the work itself.
+    start_work()
+    return host
 
 
 def require_dir(path: Path) -> Path:

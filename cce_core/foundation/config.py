@@ -48,6 +48,8 @@ _NULLS = ("null", "Null", "NULL", "~")
 
 @dataclass(frozen=True)
 class CceConfig:
+    """The settings of ``.cce/config``, each at its default unless the file sets it."""
+
     retrieval_detail: str = DEFAULT_RETRIEVAL_DETAIL
     output_level: str = DEFAULT_OUTPUT_LEVEL
     memory_enabled: bool = DEFAULT_MEMORY_ENABLED

@@ -56,6 +56,8 @@ _ITEM_SIZE = {"q": 8, "i": 4}
 
 @dataclass(frozen=True)
 class ViewRef:
+    """The live view as the manifest names it: file name, SHA-256 of its bytes and size."""
+
     name: str
     sha256: str
     bytes: int

@@ -82,6 +82,8 @@ class Bm25Source:
 
 @dataclass
 class ArrayPostings(Bm25Source):
+    """BM25 postings served from one segment's arrays."""
+
     arrays: Bm25Arrays
 
     def __post_init__(self) -> None:
@@ -193,6 +195,8 @@ def serialize_parts(data: StoreData) -> list[bytes | memoryview]:
 
 @dataclass(frozen=True)
 class SegmentRef:
+    """A segment as the manifest lists it: file name, SHA-256 of its bytes, size and row count."""
+
     name: str
     sha256: str
     bytes: int
@@ -874,6 +878,8 @@ def merged_bm25(store: SegmentedStore) -> Bm25Arrays:
 
 @dataclass
 class OpenedManifest:
+    """A manifest read from disk with its segments mapped (and its live view, when one is recorded)."""
+
     meta: dict[str, Any]
     segments: list[MappedSegment]
     refs: list[SegmentRef]

@@ -39,6 +39,8 @@ class WatchHooks:
 
 @dataclass
 class ProjectIndexRun:
+    """One project's index run: the store it saved, its counts, and the watcher when asked to keep watching."""
+
     data: StoreData
     stats: IndexStats
     watcher: DirectoryWatcher[IndexStats] | None = None  # started before the build when watching

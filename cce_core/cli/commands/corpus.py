@@ -27,6 +27,7 @@ def serve(
     top_k: Annotated[int, typer.Option("--top-k", min=0, help="Most docs in one answer.")] = 10,
 ) -> None:
     """Serve GET /docs?service=NAME from the knowledge store on loopback, bearer token required, until Ctrl-C."""
+    from cce_core.cli.startup_gc import start_work
     from cce_core.services.corpus import open_corpus_server
 
     opened = open_corpus_server(dir_, host, port, token_file, top_k)
@@ -37,6 +38,7 @@ def serve(
         print(f"knowledge store : {dir_ / '.cce' / 'knowledge'} ({opened.sections} sections)",
               flush=True)
         print("press Ctrl-C to stop.", flush=True)
+        start_work()  # a server lives on: collect as usual from here (see startup_gc)
         server.serve_forever()
     except KeyboardInterrupt:
         print("\ncce corpus serve: stopped.", flush=True)

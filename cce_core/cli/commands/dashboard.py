@@ -34,6 +34,7 @@ def dashboard(
     import math
 
     from cce_core.cli.shared import chosen_dir, metrics_log_dir
+    from cce_core.cli.startup_gc import start_work
     from cce_core.foundation.errors import CceError
     from cce_core.services.dashboard import open_dashboard
 
@@ -52,6 +53,7 @@ def dashboard(
     print(f"{title}: serving {server.url}  (loopback only, read-only)", flush=True)
     print(detail, flush=True)
     print("press Ctrl-C to stop.", flush=True)
+    start_work()  # a server lives on: collect as usual from here (see startup_gc)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -38,8 +38,10 @@ def mcp(
     """
     from cce_core.agents.serve_mcp import serve_mcp
     from cce_core.cli.shared import chosen_dir
+    from cce_core.cli.startup_gc import start_work
 
     root = chosen_dir(directory, dir_) or Path(".")
+    start_work()  # a server lives on: collect as usual from here (see startup_gc)
     serve_mcp(root, store, workspace=workspace, watch=watch, ranking=ranking, warn=_warn)
 
 

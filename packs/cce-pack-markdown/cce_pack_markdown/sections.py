@@ -81,6 +81,8 @@ def _parser() -> Parser:
 
 @dataclass(frozen=True, slots=True)
 class _Heading:
+    """An ATX heading: its level, where it starts and its text."""
+
     level: int
     start_byte: int
     start_line: int
