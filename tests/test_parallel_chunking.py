@@ -27,13 +27,18 @@ def _with_tokens(results: list, encoder: TokenIdEncoder) -> list:
             for chunks, imports, estimate, ids, redacted, symbols in results]
 
 
+def _serial_results(monkeypatch, host: PluginHost, items: list[tuple[str, str]]) -> list:
+    """What one process makes of ``items``, tokens read back (the reference the parallel runs must equal)."""
+    monkeypatch.setenv("CCE_WORKERS", "1")
+    encoder = TokenIdEncoder()
+    return _with_tokens(indexer._chunk_files(host, items, True, None, encoder=encoder), encoder)
+
+
 @pytest.mark.parametrize("workers", ["2", "3"])
 def test_parallel_results_equal_serial_results_in_order(monkeypatch, workers):
     items = _items()
     host = default_host()
-    monkeypatch.setenv("CCE_WORKERS", "1")
-    serial_ids = TokenIdEncoder()
-    serial = _with_tokens(indexer._chunk_files(host, items, True, None, encoder=serial_ids), serial_ids)
+    serial = _serial_results(monkeypatch, host, items)
     seen: list[int] = []
     progress: list[tuple[int, int]] = []
     monkeypatch.setenv("CCE_WORKERS", workers)
@@ -139,9 +144,7 @@ def test_the_parent_alone_chunks_the_few_files_of_minor_languages():
 def test_parallel_results_with_parent_only_languages_equal_serial_results(monkeypatch, workers):
     items = _mixed_items()
     host = default_host()
-    monkeypatch.setenv("CCE_WORKERS", "1")
-    serial_ids = TokenIdEncoder()
-    serial = _with_tokens(indexer._chunk_files(host, items, True, None, encoder=serial_ids), serial_ids)
+    serial = _serial_results(monkeypatch, host, items)
     monkeypatch.setenv("CCE_WORKERS", workers)
     parent = os.getpid()
     real_chunk, real_parser = indexer._chunk_text, indexer.Chunker._parser_for
