@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from helpers import REPO_ROOT, decoded_tokens
 
-from cce_core.indexing import indexer
+from cce_core.indexing import indexer, parallel_chunking
 from cce_core.indexing.bm25 import TokenIdEncoder, build_bm25
 from cce_core.indexing.chunk import Chunk
 from cce_core.indexing.chunker import Chunker
@@ -59,15 +59,15 @@ def test_encode_numbers_new_tokens_in_first_seen_order_across_calls():
 def test_encoded_results_from_workers_equal_the_serial_tokens(monkeypatch, workers, installment):
     # Installments of 1 and 7 files: each child sends many, every one but its first with a vocabulary
     # delta that must map onto the ids its earlier installments already gave.
-    monkeypatch.setattr(indexer, "CHILD_INSTALLMENT_FILES", installment)
+    monkeypatch.setattr(parallel_chunking, "CHILD_INSTALLMENT_FILES", installment)
     items = [(f.path, f.text) for f in _walked()]
     host = default_host()
     chunker = Chunker(host)
-    serial = [indexer._chunk_text(chunker, path, text, "strict") for path, text in items]  # the plain tokens
+    serial = [parallel_chunking._chunk_text(chunker, path, text, "strict") for path, text in items]  # the plain tokens
     monkeypatch.setenv("CCE_WORKERS", workers)
     encoder = TokenIdEncoder()
     seen: list[int] = []
-    parallel = indexer._chunk_files(host, items, "strict", None, lambda k, _r: seen.append(k), encoder=encoder)
+    parallel = parallel_chunking.chunk_files(host, items, "strict", None, lambda k, _r: seen.append(k), encoder=encoder)
     assert sorted(seen) == list(range(len(items)))
     vocab = encoder.vocab
     assert len(vocab) == len(set(vocab))
@@ -127,7 +127,7 @@ def test_a_failure_in_the_parent_stops_the_children_and_propagates(monkeypatch):
     import os
 
     parent = os.getpid()
-    real = indexer._chunk_text
+    real = parallel_chunking._chunk_text
     calls = {"n": 0}
 
     def fails_in_parent(*args, **kwargs):
@@ -137,7 +137,7 @@ def test_a_failure_in_the_parent_stops_the_children_and_propagates(monkeypatch):
                 raise ValueError("parent broke")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(indexer, "_chunk_text", fails_in_parent)
+    monkeypatch.setattr(parallel_chunking, "_chunk_text", fails_in_parent)
     monkeypatch.setenv("CCE_WORKERS", "2")
     import multiprocessing
     import time
@@ -145,7 +145,7 @@ def test_a_failure_in_the_parent_stops_the_children_and_propagates(monkeypatch):
     items = [(f.path, f.text) for f in _walked()]
     started = time.monotonic()
     with pytest.raises(ValueError, match="parent broke"):
-        indexer._chunk_files(default_host(), items, "strict", None, encoder=TokenIdEncoder())
+        parallel_chunking.chunk_files(default_host(), items, "strict", None, encoder=TokenIdEncoder())
     # Not the children's join timeout (5 s): a child blocked on sending a result nobody reads is ended at once.
     assert time.monotonic() - started < 4.0
     assert not multiprocessing.active_children()  # none left behind

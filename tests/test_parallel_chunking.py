@@ -10,7 +10,7 @@ from helpers import REPO_ROOT, decoded_tokens
 
 from cce_core.foundation.errors import CceError
 from cce_core.hookspecs import hookimpl
-from cce_core.indexing import indexer
+from cce_core.indexing import parallel_chunking
 from cce_core.indexing.bm25 import TokenIdEncoder
 from cce_core.indexing.walker import walk
 from cce_core.plugins.host import PluginHost, default_host
@@ -31,7 +31,7 @@ def _serial_results(monkeypatch, host: PluginHost, items: list[tuple[str, str]])
     """What one process makes of ``items``, tokens read back (the reference the parallel runs must equal)."""
     monkeypatch.setenv("CCE_WORKERS", "1")
     encoder = TokenIdEncoder()
-    return _with_tokens(indexer._chunk_files(host, items, True, None, encoder=encoder), encoder)
+    return _with_tokens(parallel_chunking.chunk_files(host, items, True, None, encoder=encoder), encoder)
 
 
 @pytest.mark.parametrize("workers", ["2", "3"])
@@ -43,7 +43,7 @@ def test_parallel_results_equal_serial_results_in_order(monkeypatch, workers):
     progress: list[tuple[int, int]] = []
     monkeypatch.setenv("CCE_WORKERS", workers)
     parallel_ids = TokenIdEncoder()
-    parallel = _with_tokens(indexer._chunk_files(host, items, True, lambda d, t: progress.append((d, t)),
+    parallel = _with_tokens(parallel_chunking.chunk_files(host, items, True, lambda d, t: progress.append((d, t)),
                                                  lambda k, _result: seen.append(k), encoder=parallel_ids), parallel_ids)
     assert parallel == serial  # chunks, imports, token counts and every chunk's tokens
     assert sorted(seen) == list(range(len(items)))  # each result reported once
@@ -55,7 +55,7 @@ def test_claims_hand_every_item_out_once_largest_first_across_processes():
 
     context = multiprocessing.get_context("fork")
     items = [(f"f{i}", "x" * size) for i, size in enumerate([900, 10, 500, 400, 30, 20, 300, 5])]
-    claims = indexer._Claims(context, items, children=1)
+    claims = parallel_chunking._Claims(context, items, children=1)
     receive, send = context.Pipe(duplex=False)
     child = context.Process(target=lambda: send.send(list(claims.of_child(0))))
     child.start()
@@ -87,34 +87,34 @@ def test_a_failure_inside_a_worker_is_one_clear_error(monkeypatch):
     items = _items()
     monkeypatch.setenv("CCE_WORKERS", "2")
     with pytest.raises(CceError, match=r"\[pack:python\] cannot be used \(RuntimeError: grammar library missing\)"):
-        indexer._chunk_files(host, items, True, None, encoder=TokenIdEncoder())
+        parallel_chunking.chunk_files(host, items, True, None, encoder=TokenIdEncoder())
 
 
 def test_a_worker_that_dies_is_reported_not_hung(monkeypatch):
     def die(*_args):
         os._exit(3)
 
-    monkeypatch.setattr(indexer, "_child_shard", die)
+    monkeypatch.setattr(parallel_chunking, "_child_shard", die)
     monkeypatch.setenv("CCE_WORKERS", "2")
     with pytest.raises(CceError, match="worker process died"):
-        indexer._chunk_files(default_host(), _items(), True, None, encoder=TokenIdEncoder())
+        parallel_chunking.chunk_files(default_host(), _items(), True, None, encoder=TokenIdEncoder())
 
 
 @pytest.mark.parametrize(("raised", "message"), [(CceError("boom in the child"), "boom in the child"),
                                                  (ValueError("odd file"), "ValueError: odd file")])
 def test_an_error_raised_only_in_a_child_reaches_the_parent(monkeypatch, raised, message):
     parent = os.getpid()
-    real = indexer._chunk_text
+    real = parallel_chunking._chunk_text
 
     def fails_in_children(*args, **kwargs):
         if os.getpid() != parent:
             raise raised
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(indexer, "_chunk_text", fails_in_children)
+    monkeypatch.setattr(parallel_chunking, "_chunk_text", fails_in_children)
     monkeypatch.setenv("CCE_WORKERS", "2")
     with pytest.raises(CceError, match=message):
-        indexer._chunk_files(default_host(), _items(), True, None, encoder=TokenIdEncoder())
+        parallel_chunking.chunk_files(default_host(), _items(), True, None, encoder=TokenIdEncoder())
 
 
 def _mixed_items() -> list[tuple[str, str]]:
@@ -131,13 +131,13 @@ def _mixed_items() -> list[tuple[str, str]]:
 
 def test_the_parent_alone_chunks_the_few_files_of_minor_languages():
     items = _mixed_items()
-    own = indexer._parent_only_items(default_host(), items)
+    own = parallel_chunking._parent_only_items(default_host(), items)
     assert sorted(items[k][0] for k in own) == ["native/part0.c", "native/part1.c", "native/part2.c", "web/app.js"]
     # A language above the share (with the smaller ones) stays shared, and so does the largest.
     big_c = [(f"native/big{i}.c", "int f(void) { return 0; }\n" * 2000) for i in range(8)]
-    own = indexer._parent_only_items(default_host(), [*items, *big_c])
+    own = parallel_chunking._parent_only_items(default_host(), [*items, *big_c])
     assert [items[k][0] for k in own] == ["web/app.js"]
-    assert indexer._parent_only_items(default_host(), [("a.py", "x = 1\n"), ("b.txt", "words\n")]) == []
+    assert parallel_chunking._parent_only_items(default_host(), [("a.py", "x = 1\n"), ("b.txt", "words\n")]) == []
 
 
 @pytest.mark.parametrize("workers", ["2", "3"])
@@ -147,7 +147,7 @@ def test_parallel_results_with_parent_only_languages_equal_serial_results(monkey
     serial = _serial_results(monkeypatch, host, items)
     monkeypatch.setenv("CCE_WORKERS", workers)
     parent = os.getpid()
-    real_chunk, real_parser = indexer._chunk_text, indexer.Chunker._parser_for
+    real_chunk, real_parser = parallel_chunking._chunk_text, parallel_chunking.Chunker._parser_for
 
     def only_shared_in_children(chunker, path, text, redaction):
         if os.getpid() != parent and path.endswith((".c", ".js")):
@@ -159,8 +159,8 @@ def test_parallel_results_with_parent_only_languages_equal_serial_results(monkey
             raise AssertionError(f"a child compiled {pack.name}")
         return real_parser(self, pack)
 
-    monkeypatch.setattr(indexer, "_chunk_text", only_shared_in_children)
-    monkeypatch.setattr(indexer.Chunker, "_parser_for", compiled_before_the_fork_unless_minor)
+    monkeypatch.setattr(parallel_chunking, "_chunk_text", only_shared_in_children)
+    monkeypatch.setattr(parallel_chunking.Chunker, "_parser_for", compiled_before_the_fork_unless_minor)
     parallel_ids = TokenIdEncoder()
-    parallel = _with_tokens(indexer._chunk_files(host, items, True, None, encoder=parallel_ids), parallel_ids)
+    parallel = _with_tokens(parallel_chunking.chunk_files(host, items, True, None, encoder=parallel_ids), parallel_ids)
     assert parallel == serial
