@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from cce_core.default_plugins.hash_embedder import EMBED_DIM, HashEmbedder
-from cce_core.foundation.textrules import fnv1a64, fnv1a64_many
+from cce_core.foundation.textrules import fnv1a64, fnv1a64_many, join_in_slices
 from cce_core.indexing import segment
 from cce_core.indexing.bm25 import TokenIds, _decoded, build_bm25, token_ids
 from cce_core.indexing.chunk import Chunk
@@ -33,7 +33,6 @@ from cce_core.indexing.segment import (
     _blob,
     _compressed_blob,
     _ContentBlocks,
-    _joined,
     save_segment,
     serialize_segment,
     vector_sections,
@@ -209,7 +208,9 @@ def test_blobs_of_ascii_and_other_strings_are_their_utf8_and_offsets():
         assert blob == b"".join(encoded)
         assert np.frombuffer(ptr, dtype="<i8").tolist() == [0, *np.cumsum([len(e) for e in encoded]).tolist()]
     pieces = [bytes([i % 251]) * (i % 5) for i in range(5000)]
-    assert _joined(pieces) == b"".join(pieces)
+    for separator in (b"", b"\n"):
+        for some in (pieces, pieces[:1024], pieces[:1025], [], [b"x"]):
+            assert join_in_slices(some, separator) == separator.join(some)
 
 
 def _reference_compressed(strings: list[str]) -> tuple[bytes, bytes, bytes]:

@@ -16,6 +16,7 @@ from itertools import chain, count
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
+from cce_core.foundation.textrules import join_in_slices
 from cce_core.indexing.store import ArrayPostings, Bm25Arrays, Bm25Source
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -98,9 +99,7 @@ def token_ids(token_lists: list[list[bytes]]) -> TokenIds:
 
 def _decoded(tokens: list[bytes]) -> list[str]:
     """``tokens`` (ASCII, no line breaks: see ``tokenize_bytes``) as strings, decoded in one call."""
-    # Joined a slice at a time: bytes.join keeps a buffer record (80 bytes) per item, which for a
-    # whole vocabulary is megabytes of fresh memory, more than the bytes joined.
-    joined = b"\n".join([b"\n".join(tokens[i : i + 1024]) for i in range(0, len(tokens), 1024)])
+    joined = join_in_slices(tokens, b"\n")
     if len(tokens) > 1 and joined.count(b"\n") == len(tokens) - 1:
         return joined.decode("ascii").split("\n")
     return [token.decode("ascii") for token in tokens]

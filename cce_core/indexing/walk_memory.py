@@ -28,7 +28,6 @@ second change in the same clock tick would leave its time unchanged.
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import json
 import os
@@ -43,6 +42,7 @@ from pathlib import Path
 import pathspec
 
 from cce_core.foundation.atomic import atomic_write
+from cce_core.foundation.collector import collector_paused
 from cce_core.indexing import walker as walker_module
 from cce_core.indexing.racy import is_racy
 from cce_core.indexing.walker import (
@@ -185,18 +185,13 @@ def scan_remembered(root: str, protect_secrets: bool, memory_path: Path | None, 
         previous = None
     # The walk makes one object per file of the tree and no reference cycle: the cyclic collector,
     # which would traverse them all again and again as they pile up, is paused meanwhile.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         try:
             walk = _Walk(abs_root, protect_secrets, previous, now_ns)
             result = walk.run()
         except (_RulesMoved, _MemoryDamaged):
             walk = _Walk(abs_root, protect_secrets, None, now_ns)
             result = walk.run()
-    finally:
-        if collecting:
-            gc.enable()
     if not walk.keep_memory:
         _save(memory_path, abs_root, protect_secrets, _Memory())
     elif previous is None or walk.fresh != previous:  # most re-indexes change no directory: nothing to write

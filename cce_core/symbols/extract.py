@@ -13,7 +13,6 @@ a column at a time by bisection, in C.
 
 from __future__ import annotations
 
-import gc
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from functools import partial
 from itertools import compress, count, repeat
 from typing import TYPE_CHECKING, Any
 
+from cce_core.foundation.collector import collector_paused
 from cce_core.hookspecs import (
     ANNOTATION_HINT,
     ATTRIBUTE_HINT,
@@ -381,9 +381,7 @@ class SymbolExtractor:
         """
         from tree_sitter import QueryCursor
 
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             matches = QueryCursor(self.query).matches(root)
             captured: dict[str, list[Node]] = {}
             if self.chunker_patterns:
@@ -395,9 +393,6 @@ class SymbolExtractor:
             # (CHUNKER_CAPTURES), so read_matches passes over them, which costs less than copying the rest out.
             read = self.read_matches(matches)
             del matches  # freed before the collector resumes
-        finally:
-            if collecting:
-                gc.enable()
         return read, captured
 
     def _role_of(self, pattern: int, captures: dict[str, list[Node]]) -> tuple[str, str, str] | None:
