@@ -164,3 +164,24 @@ def test_parallel_results_with_parent_only_languages_equal_serial_results(monkey
     parallel_ids = TokenIdEncoder()
     parallel = _with_tokens(parallel_chunking.chunk_files(host, items, True, None, encoder=parallel_ids), parallel_ids)
     assert parallel == serial
+
+
+def test_the_parent_claims_one_file_at_a_time_so_the_child_gets_its_share(monkeypatch, tmp_path):
+    # Each process notes its pid per file it chunks (O_APPEND: one small write is never interleaved).
+    log = tmp_path / "who"
+    real = parallel_chunking._chunk_text
+
+    def noted(chunker, path, text, redaction):
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(f"{os.getpid()}\n")
+        return real(chunker, path, text, redaction)
+
+    monkeypatch.setattr(parallel_chunking, "_chunk_text", noted)
+    monkeypatch.setenv("CCE_WORKERS", "2")
+    items = _items()
+    parallel_chunking.chunk_files(default_host(), items, True, None, encoder=TokenIdEncoder())
+    pids = log.read_text(encoding="utf-8").split()
+    assert len(pids) == len(items)
+    by_child = [pid for pid in pids if pid != str(os.getpid())]
+    # The child starts with one file of its own; claiming lazily, the parent leaves it many more.
+    assert len(by_child) > 1, f"the child chunked {len(by_child)} of {len(items)} files"

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import pickle
-import time
 from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from cce_core.foundation.errors import CceError
+from cce_core.foundation.forked_child import die_with_parent
 from cce_core.foundation.textrules import estimate_tokens_bytes, tokenize_bytes
 from cce_core.indexing.bm25 import TokenIdEncoder
 from cce_core.indexing.chunk import Chunk
@@ -39,6 +40,9 @@ EncodedChunkedFile = tuple[list[Chunk], list[str], int, EncodedTokens, dict[str,
 # order), every token's id into that vocabulary (int32, chunk after chunk) and the tokens per chunk.
 Installment = tuple[list[int], list[tuple[list[Chunk], list[str], int, None, dict[str, int], bytes | None]], bytes,
                     np.ndarray, np.ndarray]
+
+# What the user is told when a worker process is gone (killed, crashed, or its channel broken).
+WORKER_DIED = "a chunking worker process died — re-run with CCE_WORKERS=1 to index in one process"
 
 # Parallel chunking: worth a second process only for a sizeable amount of text.
 PARALLEL_MIN_FILES = 48
@@ -95,7 +99,7 @@ class _Claims:
     def __iter__(self) -> Iterator[int]:
         while True:
             if not self._lock.acquire(timeout=self.LOCK_TIMEOUT):  # its holder died holding it
-                raise CceError("a chunking worker process died — re-run with CCE_WORKERS=1 to index in one process")
+                raise CceError(WORKER_DIED)
             try:
                 taken = self._next.value
                 self._next.value = taken + 1
@@ -158,51 +162,13 @@ def _parent_only_items(host: PluginHost, items: list[tuple[str, str]]) -> list[i
     return sorted(chosen)
 
 
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-def _die_with_parent() -> None:
-    """Make this forked worker end as soon as the process that forked it does (no orphan after kill -9).
-
-    On Linux the kernel is asked for SIGKILL on the parent's death
-    (``prctl(PR_SET_PDEATHSIG)``); elsewhere, or if that call fails, a daemon
-    thread polls the parent id. A parent already gone by now ends the worker at once.
-    """
-    import multiprocessing
-    import signal
-    import sys
-    import threading
-
-    parent_process = multiprocessing.parent_process()
-    if parent_process is None or parent_process.pid is None:
-        return
-    parent = parent_process.pid
-    armed = False
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            armed = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
-        except (OSError, AttributeError, TypeError):
-            armed = False
-    if os.getppid() != parent:
-        os._exit(1)
-    if not armed:
-        def watch() -> None:
-            while os.getppid() == parent:
-                time.sleep(0.2)
-            os._exit(1)
-
-        threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
-
-
 # A child sends its results in installments of this many files, so its last message is small and
 # the parent takes in the earlier ones while it still chunks (see _child_shard).
 CHILD_INSTALLMENT_FILES = 16
 
 
 def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable[int], redaction: str | None,
-                 conn: Any) -> None:
+                 conn: Any, parent: int) -> None:
     """Body of a forked child: chunk the items ``shard`` yields, sending the results back in installments.
 
     Each installment is ``("part", (item indices in the order worked, their
@@ -214,9 +180,9 @@ def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable
     the stream; ``("error", CceError)`` replaces whatever is left of it.
     Sending as it goes, not once at the end, means the parent receives (in a
     thread) and maps the earlier installments while the last files are still
-    being chunked, and the child never waits on a full pipe at the end.
+    being chunked, so what is left to hand over when chunking ends is small.
     """
-    _die_with_parent()
+    die_with_parent(parent)
     try:
         local = TokenIdEncoder()
         known_vocab = 0
@@ -344,21 +310,16 @@ def chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str |
                          redacted, symbols))
             first = last
 
-    def take_arrived(streams: list[tuple[_Installments, list[np.ndarray]]]) -> int:
-        """Map what the children sent so far; the number of their streams that have ended."""
-        ended = 0
+    def take_arrived(streams: list[tuple[_Installments, list[np.ndarray]]]) -> None:
+        """Map what the children sent so far; a child's error, or its death, is raised here."""
         for stream, child_ids in streams:
             for status, payload in stream.take():
                 if status == "part":
                     take_installment(child_ids, payload)
-                elif status == "done":
-                    ended += 1
                 elif status == "error":
                     raise payload
-                else:
-                    raise CceError("a chunking worker process died — re-run with CCE_WORKERS=1 to "
-                                   "index in one process")
-        return ended
+                elif status != "done":
+                    raise CceError(WORKER_DIED)
 
     if workers > 1 and total > 1 and "fork" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("fork")
@@ -379,37 +340,31 @@ def chunk_files(host: PluginHost, items: list[tuple[str, str]], redaction: str |
             for number in range(min(workers, len(shared)) - 1):
                 receive, send = channel_pair()
                 child = context.Process(target=_child_shard, args=(chunker, items, claims.of_child(number),
-                                                                   redaction, send), daemon=True)
+                                                                   redaction, send, os.getpid()), daemon=True)
                 child.start()
                 send.close()
                 children.append((child, receive))
             # The receiving threads start once every child is forked: no fork while they run.
             streams = [(_Installments(receive), []) for _child, receive in children]
-            ended = 0
-            for k in own:
+            for k in chain(own, claims):  # lazily: each claim is taken only when this process is free
                 chunk_here(chunker, k)
-                ended += take_arrived(streams)
-            for k in claims:
-                chunk_here(chunker, k)
-                ended += take_arrived(streams)  # between files: the children's installments so far
+                take_arrived(streams)  # between files: the children's installments so far
             for stream, _ids in streams:
-                stream.finish()  # the stream ends with "done", an error or the child's death
-            ended += take_arrived(streams)
-            if ended < len(streams):
-                raise CceError("a chunking worker process died — re-run with CCE_WORKERS=1 to index in one process")
+                stream.finish()  # every stream ends with "done", an error or the child's death
+            take_arrived(streams)
             all_received = True
         finally:
             claims.close()
             for child, _receive in children:
                 if not all_received:
-                    # Failed here: no result is wanted, and a child would block on sending its own
-                    # (its inherited copy of the pipe keeps it open) until the timeout below.
+                    # Failed here: no result is wanted, and a child would go on chunking (or wait on
+                    # a full channel nobody reads any more) until the timeout below.
                     child.kill()
                 child.join(timeout=5)
                 if child.is_alive():
                     child.kill()
             for stream, _ids in streams:
-                stream.finish(timeout=5)  # its child is gone: the pipe is at its end
+                stream.finish(timeout=5)  # its child is gone: the channel is at its end
             for _child, receive in children:
                 receive.close()
         return out  # every slot is filled

@@ -25,13 +25,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from cce_core.foundation.forked_child import die_with_parent
 from cce_core.sync.artifact import (
     Artifact,
     ArtifactRequest,
@@ -51,8 +51,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 PARALLEL_MIN_BYTES = 4 << 20
 # The child is a helper for a sub-second job; past this the parent stops waiting and builds BM25 itself.
 CHILD_WAIT_SECONDS = 30.0
-# prctl(2): deliver a signal to this process when the thread that forked it dies.
-_PR_SET_PDEATHSIG = 1
 
 
 def _ids_digest(ids: Sequence[str]) -> bytes:
@@ -79,22 +77,10 @@ def _child_bm25(raw: bytes, conn: Any) -> None:
         conn.close()
 
 
-def _die_with_parent(parent: int) -> None:
-    """In the forked child: be killed when ``parent`` dies (Linux), and leave at once if it already has."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the request above took effect
-        os._exit(0)
-
-
 def _child_main(raw: bytes, send: Any, receive: Any, parent: int) -> None:
     """Forked child's entry: drop the inherited read end, tie its life to the parent's, then do the work."""
     receive.close()  # held here, the pipe would never report the parent gone, and a send could block for ever
-    _die_with_parent(parent)
+    die_with_parent(parent)
     _child_bm25(raw, send)
 
 

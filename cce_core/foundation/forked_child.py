@@ -1,0 +1,49 @@
+"""A forked helper process that never outlives the process that forked it.
+
+Why this exists: the indexer's chunking workers and the Sync pull's BM25
+helper are forked children doing a part of their parent's job. If the parent
+is killed (kill -9 included), nobody wants their result, and a child left
+running would hold memory and CPU, or block for ever writing to a pipe or
+socket nobody reads. Both call :func:`die_with_parent` first thing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+# prctl(2): deliver a signal to this process when the thread that forked it dies.
+_PR_SET_PDEATHSIG = 1
+# Where the kernel cannot be asked, how often a watching thread checks the parent is still there.
+_WATCH_SECONDS = 0.2
+
+
+def die_with_parent(parent: int) -> None:
+    """In a forked child: end as soon as ``parent`` (the pid that forked it) does, and at once if it has.
+
+    On Linux the kernel is asked for SIGKILL on the parent's death
+    (``prctl(PR_SET_PDEATHSIG)``); elsewhere, or if that call fails, a daemon
+    thread polls the parent id. The check after the request catches a parent
+    that died before it took effect.
+    """
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError, TypeError):
+            armed = False
+    if os.getppid() != parent:
+        os._exit(1)
+    if not armed:
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(_WATCH_SECONDS)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
