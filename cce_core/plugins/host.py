@@ -14,7 +14,6 @@ fails loudly instead of mis-chunking.
 from __future__ import annotations
 
 import contextlib
-import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -66,26 +65,6 @@ def _call_order(hook: pluggy.HookCaller) -> list[pluggy.HookImpl]:
     time has none to run.
     """
     return [impl for impl in reversed(hook.get_hookimpls()) if not (impl.wrapper or impl.hookwrapper)]
-
-
-# What pluggy can take a hook from in a module's namespace; anything else there is never one.
-_HOOKABLE = (types.FunctionType, types.MethodType, staticmethod, classmethod)
-
-
-class _PluginManager(pluggy.PluginManager):
-    """pluggy's manager, told at once that a module's imports and constants are not hooks.
-
-    Registering a module makes pluggy inspect every name in it (``inspect.getattr_static``
-    per name), and most of a module's names are imports and constants. pluggy takes a
-    hook from a module only when the name's value is a function or a method wrapper, so
-    the other names are answered here without the lookup (about 1 ms of every host);
-    everything else is pluggy's own parse.
-    """
-
-    def parse_hookimpl_opts(self, plugin: Any, name: str) -> pluggy.HookimplOpts | None:
-        if isinstance(plugin, types.ModuleType) and not isinstance(plugin.__dict__.get(name), _HOOKABLE):
-            return None
-        return super().parse_hookimpl_opts(plugin, name)
 
 
 def _plugin_label(plugin: Any, distribution: str) -> str:
@@ -207,7 +186,7 @@ class PluginHost:
 
     def __init__(self, plugins: Iterable[tuple[Any, str]] = (), *, entry_points: bool = True,
                  only: Iterable[str] | None = None) -> None:
-        self.pm = _PluginManager(PROJECT_NAME)
+        self.pm = pluggy.PluginManager(PROJECT_NAME)
         self.pm.add_hookspecs(CceHookSpecs)
         self.load_failures: list[PluginLoadFailure] = []
         # Hooks that would never be called (misspelled or unmarked): warned about, fatal only to --validate.
