@@ -116,7 +116,17 @@ class LanguagePack:
       With it, the chunker captures chunk and import nodes in one query over
       the tree instead of two. Leave it ``None`` when ``import_node_types``
       would match far more nodes than the imports (a call-expression kind,
-      say). Must be callable or ``None`` (layer 1).
+      say), unless ``import_pattern`` narrows them. Must be callable or
+      ``None`` (layer 1).
+    * ``import_pattern`` — optional, with ``imports_from_nodes``: a query
+      (one or more tree-sitter patterns, predicates allowed) capturing the
+      import nodes as ``@import``, for a language whose import kind is far
+      more common than its imports (Ruby's ``require`` is a ``call``). The
+      chunker then runs it in its one walk in place of matching every
+      ``import_node_types`` node, and ``imports_from_nodes`` gets what it
+      captures, in start-byte order; a node two matches capture comes twice.
+      Name any other capture with a leading ``_`` (``@_method``). Layer 2
+      compiles it against the grammar and asks for an ``@import`` capture.
     * ``module_suffixes`` — how an import name resolves to an indexed file:
       first the file whose stem equals the name, else the first path ending in
       ``<name><suffix>`` for a suffix some pack declares (the suffixes of all
@@ -177,6 +187,8 @@ class LanguagePack:
     member_line_prefixes: tuple[str, ...] = ()
     # Optional fast path for extract_imports (see above): names from the import nodes.
     imports_from_nodes: Callable[[list[Node], bytes], list[str]] | None = None
+    # Optional: the query whose @import captures imports_from_nodes reads, in place of import_node_types.
+    import_pattern: str = ""
     # Filled in by the engine: the distribution the pack was loaded from.
     distribution: str = field(default="", compare=False)
 

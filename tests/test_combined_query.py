@@ -25,10 +25,11 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
 FIXTURE = reference_dir() / "test" / "fixture"
 
-# Ruby stays on the separate pass: its import kind is `call`, so a shared query
-# would hand it every method call of a file; its own query filters in C.
-ONE_PASS = ["c", "javascript", "python", "rust", "typescript"]
-ALL_PACKS = sorted([*ONE_PASS, "ruby"])
+# Every bundled pack reads its imports in the shared pass. Ruby's import kind is `call`, so its
+# import_pattern narrows the shared query to the require calls (filtered in C) rather than
+# handing over every method call of a file.
+ONE_PASS = ["c", "javascript", "python", "ruby", "rust", "typescript"]
+ALL_PACKS = ONE_PASS
 
 # Several imports per file, with duplicates and odd forms: the samples hold one
 # import each, which would not notice import nodes handed over in the wrong order.
@@ -74,7 +75,24 @@ def _direct_imports(pack: LanguagePack, text: str) -> list[str]:
 
 def test_the_bundled_packs_that_offer_one_pass(host):
     assert sorted(p.name for p in host.packs.packs if p.imports_from_nodes is not None) == ONE_PASS
-    assert installed_pack(host, "ruby").imports_from_nodes is None
+    assert sorted(p.name for p in host.packs.packs if p.import_pattern) == ["ruby"]
+
+
+def test_an_import_pattern_hands_over_only_what_it_captures(host, bare_host):
+    ruby = installed_pack(host, "ruby")
+    handed: list[list[Node]] = []
+
+    def spy(nodes: list[Node], source: bytes) -> list[str]:
+        handed.append(nodes)
+        return ruby.imports_from_nodes(nodes, source)
+
+    text = 'puts "hi"\nrequire "json"\nfoo.bar(1)\nloader.require "x"\nrequire_relative "lib/a"\nlog(2)\n'
+    result = Chunker(bare_host).chunk_with_pack(replace(ruby, imports_from_nodes=spy), "a.rb", text)
+    assert result.imports == ["json", "a"]
+    # The calls naming require or require_relative, not the other calls the `call` kind would match.
+    source = text.encode("utf-8")
+    assert [source[n.start_byte:n.end_byte].decode() for n in handed[0]] == [
+        'require "json"', 'loader.require "x"', 'require_relative "lib/a"']
 
 
 @pytest.mark.parametrize("where", ["sample", "handwritten", "samples", "fixture"])

@@ -121,6 +121,40 @@ def test_misspelt_import_node_kind_is_reported(host):
     assert '"use_declaration"' in problems[0]
 
 
+# -- import_pattern: the query that narrows a common import kind (Ruby's require calls) -----------
+
+
+def test_import_pattern_without_imports_from_nodes_is_reported(host):
+    ruby = installed_pack(host, "ruby")
+    problems = structural_problems(replace(ruby, imports_from_nodes=None), [])
+    assert problems == ["[pack:ruby] import_pattern is set but imports_from_nodes is None, so nothing reads what "
+                        "it captures; write imports_from_nodes, or leave import_pattern empty."]
+
+
+def test_import_pattern_that_does_not_compile_is_reported(host):
+    ruby = installed_pack(host, "ruby")
+    problems = grammar_problems(replace(ruby, import_pattern="(cal (identifier)) @import"))
+    assert len(problems) == 1
+    assert problems[0].startswith("[pack:ruby] import_pattern does not compile against tree-sitter-ruby")
+    assert "second walk" in problems[0]
+
+
+def test_import_pattern_without_an_import_capture_is_reported(host):
+    ruby = installed_pack(host, "ruby")
+    problems = grammar_problems(replace(ruby, import_pattern="(call) @require"))
+    assert problems == ["[pack:ruby] import_pattern captures no @import node; end the pattern with @import."]
+
+
+def test_import_pattern_that_disagrees_with_extract_imports_fails_the_behaviour_layer(host, bare_host):
+    # Narrowed to require_relative only: the one-walk imports lose the sample's `require "json"`.
+    ruby = installed_pack(host, "ruby")
+    narrow = replace(ruby, import_pattern='(call (identifier) @_m (#eq? @_m "require_relative")) @import')
+    assert grammar_problems(narrow) == []
+    problems = behaviour_problems(narrow, bare_host)
+    assert len(problems) == 1
+    assert problems[0].startswith("[pack:ruby] imports_from_nodes gave [] on its sample but extract_imports gave")
+
+
 def test_grammar_loader_that_raises(host):
     def no_grammar():
         raise RuntimeError("shared library missing")

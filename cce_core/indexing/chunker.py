@@ -104,9 +104,13 @@ class _PackParser:
         # lists: walking the tree costs about as much as the pack's own import
         # query, so this saves that second walk. A kind listed both as a chunk
         # and an import kind is matched by each pattern and lands in both lists.
+        # A pack whose import kind is common (a call) narrows it with its own pattern.
         import_kinds = list(dict.fromkeys(pack.import_node_types))
-        self.import_pattern = _pattern(import_kinds, "import") \
-            if pack.imports_from_nodes is not None and import_kinds else ""
+        if pack.imports_from_nodes is None:
+            self.import_pattern = ""
+        else:
+            self.import_pattern = pack.import_pattern.strip() or (_pattern(import_kinds, "import") if import_kinds
+                                                                  else "")
         # The patterns above, for the symbol extractor to run in the same walk as the tags query.
         self.shared_patterns = " ".join(p for p in (self.chunk_pattern, self.import_pattern) if p)
         self._query: Query | None = None

@@ -69,6 +69,11 @@ def structural_problems(pack: LanguagePack, registered: list[LanguagePack]) -> l
         # Called inside the chunker's never-fail import guard, a non-callable would
         # silently leave every file without imports; catch it here instead.
         out.append(f"{label} imports_from_nodes must be a callable or None; see docs/adding-a-language.md.")
+    if not isinstance(pack.import_pattern, str):
+        out.append(f"{label} import_pattern must be a string (a tree-sitter query capturing @import), or empty.")
+    elif pack.import_pattern.strip() and pack.imports_from_nodes is None:
+        out.append(f"{label} import_pattern is set but imports_from_nodes is None, so nothing reads what it "
+                   "captures; write imports_from_nodes, or leave import_pattern empty.")
     for other in registered:
         if other.name == pack.name:
             owner = other.distribution or "?"
@@ -144,7 +149,25 @@ def grammar_problems(pack: LanguagePack) -> list[str]:
                 near = suggestions(kind, named)
                 hint = " Did you mean: " + ", ".join(f'"{s}"' for s in near) + "?" if near else ""
                 out.append(f'{label} {member}: "{kind}" is not a node kind in {grammar_name}.{hint}')
+    out.extend(_import_pattern_problems(pack, language, label, grammar_name))
     return out
+
+
+def _import_pattern_problems(pack: LanguagePack, language: Any, label: str, grammar_name: str) -> list[str]:
+    """The pack's ``import_pattern`` compiles against its grammar and captures ``@import``."""
+    pattern = pack.import_pattern.strip() if isinstance(pack.import_pattern, str) else ""
+    if not pattern:
+        return []
+    from tree_sitter import Query
+
+    try:
+        query = Query(language, pattern)
+    except Exception as exc:
+        return [f"{label} import_pattern does not compile against {grammar_name} ({type(exc).__name__}: {exc}); "
+                "the chunker would fall back to extract_imports in a second walk of every file."]
+    if "import" not in {query.capture_name(i) for i in range(query.capture_count)}:
+        return [f"{label} import_pattern captures no @import node; end the pattern with @import."]
+    return []
 
 
 def hook_name_problems(plugin: Any, label: str) -> list[str]:

@@ -70,20 +70,27 @@ def require_target(call: Node, source: bytes) -> str | None:
     return None
 
 
+# The calls that may load a file: a bare method name among _REQUIRE_METHODS, narrowed in C.
+# require_target still checks the method comes first (`x.require "y"` has a receiver).
+REQUIRE_PATTERN = (
+    "(call (identifier) @_method (#any-of? @_method " + " ".join(f'"{m}"' for m in _REQUIRE_METHODS) + ")) @import"
+)
+
+
 def _require_calls(root: Node) -> list[Node]:
     global _REQUIRES
     if _REQUIRES is None:
-        methods = " ".join(f'"{m}"' for m in _REQUIRE_METHODS)
-        # Narrow the search in C; require_target still checks the method comes first.
-        _REQUIRES = Query(grammar(), f"(call (identifier) @method (#any-of? @method {methods})) @call")
-    unique = {node.id: node for node in QueryCursor(_REQUIRES).captures(root).get("call", [])}
-    return sorted(unique.values(), key=lambda n: (n.start_byte, -n.end_byte))
+        _REQUIRES = Query(grammar(), REQUIRE_PATTERN)
+    return QueryCursor(_REQUIRES).captures(root).get("import", [])
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
+def imports_from_nodes(calls: list[Node], source: bytes) -> list[str]:
+    """The stems the ``require`` calls load, from the nodes ``REQUIRE_PATTERN`` captures (see ``import_pattern``)."""
     found: list[str] = []
+    # A call two identifiers of which match is captured twice; outer calls first at one start.
+    unique = {node.id: node for node in calls}
     try:
-        for call in _require_calls(root):
+        for call in sorted(unique.values(), key=lambda n: (n.start_byte, -n.end_byte)):
             target = require_target(call, source)
             if target is None:
                 continue
@@ -95,6 +102,10 @@ def extract_imports(root: Node, source: bytes) -> list[str]:
     return found
 
 
+def extract_imports(root: Node, source: bytes) -> list[str]:
+    return imports_from_nodes(_require_calls(root), source)
+
+
 PACK = LanguagePack(
     name="ruby",
     extensions=(".rb",),
@@ -103,6 +114,8 @@ PACK = LanguagePack(
     class_types=("class", "module"),
     import_node_types=("call",),
     extract_imports=extract_imports,
+    imports_from_nodes=imports_from_nodes,
+    import_pattern=REQUIRE_PATTERN,
     sample=files(__package__).joinpath("sample.rb").read_text(encoding="utf-8"),
     sample_name="ruby.rb",
     expected=PackExpected(

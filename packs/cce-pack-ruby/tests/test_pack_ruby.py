@@ -14,6 +14,14 @@ def test_the_pack_passes_its_self_test() -> None:
     assert pack_self_test(cce_pack_ruby, "ruby") == []
 
 
+def test_require_calls_are_found_in_the_chunkers_one_walk() -> None:
+    # import_pattern narrows `call` (every method call) to the require calls, so the chunker
+    # reads imports from its shared query instead of walking each tree a second time.
+    assert PACK.imports_from_nodes is not None
+    assert PACK.import_pattern == cce_pack_ruby.REQUIRE_PATTERN
+    assert "@import" in PACK.import_pattern
+
+
 def test_the_pack_claims_its_extensions_grammar_and_sample() -> None:
     assert PACK.extensions == (".rb",)
     assert (PACK.grammar_distribution, PACK.sample_name) == ("tree-sitter-ruby", "ruby.rb")
@@ -33,6 +41,11 @@ def test_sample_chunks_in_document_order() -> None:
     ("a.rb", 'require_relative "a/b.rb"\n', ["b"]),
     ("a.rb", 'require "json"\nJSON.parse(x)\nloader.require "other"\nrequire "json"\n', ["json"]),
     ("a.rb", 'require ".env"\nrequire File.join(dir, "lib/c.rb")\nrequire name\n', [".env", "c"]),
+    # Nested calls: the outer one first at one start, each stem once.
+    ("a.rb", 'require require_relative("x/y")\nrequire "z" if require_relative "w"\n', ["y", "z", "w"]),
+    # A call with two identifiers that match (receiver and method) is captured twice by the one walk
+    # and must still give one import; the rule reads the call's first child, here the receiver.
+    ("a.rb", 'require.require "q"\nrequire_relative.call "r"\n', ["q", "r"]),
 ])
 def test_import_rule(path: str, text: str, expected: list[str]) -> None:
     assert imports_with(cce_pack_ruby, path, text) == expected
