@@ -6,7 +6,7 @@ import os
 from dataclasses import replace
 
 import pytest
-from helpers import REPO_ROOT, decoded_tokens
+from helpers import REPO_ROOT, PackPlugin, decoded_tokens
 
 from cce_core.foundation.errors import CceError
 from cce_core.hookspecs import hookimpl
@@ -161,6 +161,7 @@ def test_parallel_results_with_parent_only_languages_equal_serial_results(monkey
 
     monkeypatch.setattr(parallel_chunking, "_chunk_text", only_shared_in_children)
     monkeypatch.setattr(parallel_chunking.Chunker, "_parser_for", compiled_before_the_fork_unless_minor)
+    parallel_chunking._idle_chunkers.clear()  # else the serial run's chunker, with every language compiled, is reused
     parallel_ids = TokenIdEncoder()
     parallel = _with_tokens(parallel_chunking.chunk_files(host, items, True, None, encoder=parallel_ids), parallel_ids)
     assert parallel == serial
@@ -185,3 +186,36 @@ def test_the_parent_claims_one_file_at_a_time_so_the_child_gets_its_share(monkey
     by_child = [pid for pid in pids if pid != str(os.getpid())]
     # The child starts with one file of its own; claiming lazily, the parent leaves it many more.
     assert len(by_child) > 1, f"the child chunked {len(by_child)} of {len(items)} files"
+
+
+def test_the_next_call_reuses_the_parsers_and_queries_built_for_its_host(monkeypatch):
+    built: list[object] = []
+
+    class CountedChunker(parallel_chunking.Chunker):
+        def __init__(self, host: PluginHost) -> None:
+            super().__init__(host)
+            built.append(self)
+
+    monkeypatch.setattr(parallel_chunking, "Chunker", CountedChunker)
+    parallel_chunking._idle_chunkers.clear()
+    host = default_host()
+    items = _mixed_items()
+    first = _serial_results(monkeypatch, host, items)
+    monkeypatch.setenv("CCE_WORKERS", "2")
+    encoder = TokenIdEncoder()
+    second = _with_tokens(parallel_chunking.chunk_files(host, items, True, None, encoder=encoder), encoder)
+    assert second == first
+    assert len(built) == 1  # one chunker for both calls: its queries were compiled once
+    python_pack = next(p for p in host.packs.packs if p.name == "python")
+    other_host = PluginHost([(PackPlugin(python_pack), "python-only")], entry_points=False)
+    _serial_results(monkeypatch, other_host, items[:3])
+    assert len(built) == 2  # another host gets its own
+
+
+def test_a_chunker_is_lent_to_one_caller_at_a_time():
+    parallel_chunking._idle_chunkers.clear()
+    host = default_host()
+    with parallel_chunking._borrowed_chunker(host) as first, parallel_chunking._borrowed_chunker(host) as second:
+        assert first is not second  # parsers are not shared between concurrent callers
+    with parallel_chunking._borrowed_chunker(host) as again:
+        assert again in (first, second)
