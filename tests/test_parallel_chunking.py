@@ -161,7 +161,7 @@ def test_parallel_results_with_parent_only_languages_equal_serial_results(monkey
 
     monkeypatch.setattr(parallel_chunking, "_chunk_text", only_shared_in_children)
     monkeypatch.setattr(parallel_chunking.Chunker, "_parser_for", compiled_before_the_fork_unless_minor)
-    parallel_chunking._idle_chunkers.clear()  # else the serial run's chunker, with every language compiled, is reused
+    parallel_chunking._idle_chunker = None  # else the serial run's chunker, with every language compiled, is reused
     parallel_ids = TokenIdEncoder()
     parallel = _with_tokens(parallel_chunking.chunk_files(host, items, True, None, encoder=parallel_ids), parallel_ids)
     assert parallel == serial
@@ -197,7 +197,7 @@ def test_the_next_call_reuses_the_parsers_and_queries_built_for_its_host(monkeyp
             built.append(self)
 
     monkeypatch.setattr(parallel_chunking, "Chunker", CountedChunker)
-    parallel_chunking._idle_chunkers.clear()
+    monkeypatch.setattr(parallel_chunking, "_idle_chunker", None)
     host = default_host()
     items = _mixed_items()
     first = _serial_results(monkeypatch, host, items)
@@ -209,11 +209,12 @@ def test_the_next_call_reuses_the_parsers_and_queries_built_for_its_host(monkeyp
     python_pack = next(p for p in host.packs.packs if p.name == "python")
     other_host = PluginHost([(PackPlugin(python_pack), "python-only")], entry_points=False)
     _serial_results(monkeypatch, other_host, items[:3])
-    assert len(built) == 2  # another host gets its own
+    assert len(built) == 2  # another host gets its own, and only the last one is kept:
+    assert parallel_chunking._idle_chunker is built[1]  # a long-lived process keeps no host it dropped
 
 
-def test_a_chunker_is_lent_to_one_caller_at_a_time():
-    parallel_chunking._idle_chunkers.clear()
+def test_a_chunker_is_lent_to_one_caller_at_a_time(monkeypatch):
+    monkeypatch.setattr(parallel_chunking, "_idle_chunker", None)
     host = default_host()
     with parallel_chunking._borrowed_chunker(host) as first, parallel_chunking._borrowed_chunker(host) as second:
         assert first is not second  # parsers are not shared between concurrent callers

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import pickle
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import chain
@@ -74,32 +73,36 @@ def _worker_count(items: list[tuple[str, str]]) -> int:
     return min(os.cpu_count() or 1, 4)
 
 
-# Each host's chunker between two calls of chunk_files, with the parsers and queries it built.
-_idle_chunkers: weakref.WeakKeyDictionary[PluginHost, Chunker] = weakref.WeakKeyDictionary()
+# The chunker of the last call of chunk_files, with the parsers and queries it built (None while lent).
+_idle_chunker: Chunker | None = None
 _idle_lock = threading.Lock()
 
 
 @contextmanager
 def _borrowed_chunker(host: PluginHost) -> Iterator[Chunker]:
-    """The chunker an earlier call left for ``host``, or a new one; left for the next call afterwards.
+    """The chunker the last call left, when it was made for ``host``, else a new one; kept afterwards.
 
     Compiling a language's tags and chunk queries costs 10-40 ms, and a
     fresh index calls :func:`chunk_files` once per batch (rails: 49 ms of
     queries before each fork), as a watching or MCP process does on every
     re-index; the compiled queries do not depend on the files, so they are
-    built once per host and process. A chunker is lent to one caller at a
-    time (its parsers are not safe to share between threads): a concurrent
-    caller builds its own.
+    built once per host and process. One chunker is kept, the last one used:
+    it holds its host, so keeping one per host would keep every host a
+    long-lived process ever made. It is lent to one caller at a time (its
+    parsers are not safe to share between threads): a concurrent caller
+    builds its own.
     """
+    global _idle_chunker
     with _idle_lock:
-        chunker = _idle_chunkers.pop(host, None)
-    if chunker is None:
+        chunker, _idle_chunker = _idle_chunker, None
+    if chunker is None or chunker.host is not host:
         chunker = Chunker(host)
     try:
         yield chunker
     finally:
         with _idle_lock:
-            _idle_chunkers.setdefault(host, chunker)
+            if _idle_chunker is None or _idle_chunker.host is not host:
+                _idle_chunker = chunker
 
 
 class _Claims:
