@@ -17,7 +17,8 @@ The names, by what they are for (the hooks themselves are documented in
 * implementing hooks — :data:`hookimpl`;
 * language packs — :class:`LanguagePack`, :class:`PackExpected`,
   :func:`imports_by_node_kind` (an ``extract_imports`` built from a pack's
-  ``imports_from_nodes``), :class:`FileConventions` (a language's test and
+  ``imports_from_nodes``), :func:`imports_by_pattern` (the same from its
+  ``import_pattern``), :class:`FileConventions` (a language's test and
   generated files, for ``cce_file_conventions``);
 * compact rendering — :func:`structural_renderer` (a ready
   ``cce_render_compact`` implementation for a pack), :func:`render_definition`
@@ -85,7 +86,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time these loa
         render_with,
     )
     from cce_core.authoring.validate import PackReport, PluginReport, validate_plugin
-    from cce_core.indexing.chunker import imports_by_node_kind
+    from cce_core.indexing.chunker import imports_by_node_kind, imports_by_pattern
     from cce_core.retrieval.detail_views import render_definition, structural_renderer
     from cce_core.symbols.tags import tags_query_extension
 
@@ -94,6 +95,7 @@ API_VERSION = "0.2"
 # name -> module that defines it, imported on first access.
 _LAZY = {
     "imports_by_node_kind": "cce_core.indexing.chunker",
+    "imports_by_pattern": "cce_core.indexing.chunker",
     "render_definition": "cce_core.retrieval.detail_views",
     "structural_renderer": "cce_core.retrieval.detail_views",
     "tags_query_extension": "cce_core.symbols.tags",
@@ -139,6 +141,7 @@ __all__ = [
     "estimate_tokens",
     "hookimpl",
     "imports_by_node_kind",
+    "imports_by_pattern",
     "imports_with",
     "node_text",
     "pack_self_test",
@@ -184,6 +187,7 @@ __since__: dict[str, str] = {
     "estimate_tokens": "0.2.0",
     "hookimpl": "0.2.0",
     "imports_by_node_kind": "0.2.0",
+    "imports_by_pattern": "0.2.1",
     "imports_with": "0.2.0",
     "node_text": "0.2.1",
     "pack_self_test": "0.2.0",

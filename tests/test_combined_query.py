@@ -237,3 +237,22 @@ def test_imports_by_node_kind_hands_over_every_import_node_in_order_and_survives
     assert seen == [["import_statement", "import_from_statement", "import_statement"]]
     broken = imports_by_node_kind(python.grammar, ("import_statment",), record)
     assert broken(tree.root_node, source) == []
+
+
+def test_imports_by_pattern_hands_over_what_the_pattern_captures_in_order_and_survives_a_bad_pattern(host):
+    from tree_sitter import Parser
+
+    from cce_core.api import imports_by_pattern
+
+    ruby = installed_pack(host, "ruby")
+    source = b'require "a"\nputs "x"\nrequire_relative "b"\nloader.require "c"\n'
+    tree = Parser(ruby.grammar()).parse(source)
+
+    def texts(nodes, src):
+        return [src[n.start_byte : n.end_byte].decode() for n in nodes]
+
+    pattern = '(call (identifier) @_m (#any-of? @_m "require" "require_relative")) @import'
+    extract = imports_by_pattern(ruby.grammar, pattern, texts)
+    assert extract(tree.root_node, source) == ['require "a"', 'require_relative "b"', 'loader.require "c"']
+    broken = imports_by_pattern(ruby.grammar, "(cal) @import", texts)
+    assert broken(tree.root_node, source) == []

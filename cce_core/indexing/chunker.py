@@ -67,13 +67,25 @@ def imports_by_node_kind(grammar: Callable[[], Language], kinds: Sequence[str],
     its imports from nodes needs no import query of its own. The query is
     compiled on first use; a file the query cannot handle has no imports.
     """
+    return imports_by_pattern(grammar, _pattern(list(dict.fromkeys(kinds)), "import"), from_nodes)
+
+
+def imports_by_pattern(grammar: Callable[[], Language], pattern: str,
+                       from_nodes: Callable[[list[Node], bytes], list[str]]) -> Callable[[Node, bytes], list[str]]:
+    """An ``extract_imports`` made from a pack's ``import_pattern`` and ``imports_from_nodes``.
+
+    It runs ``pattern`` on a bare tree and hands the ``@import`` nodes to
+    ``from_nodes`` in start-byte order, as the chunker's one walk does, so the
+    two import paths read the same nodes. The query is compiled on first use;
+    a file (or a pattern) the query cannot handle has no imports.
+    """
     query: Query | None = None
 
     def extract_imports(root: Node, source: bytes) -> list[str]:
         nonlocal query
         try:
             if query is None:
-                query = Query(grammar(), _pattern(list(dict.fromkeys(kinds)), "import"))
+                query = Query(grammar(), pattern)
             nodes = sorted(QueryCursor(query).captures(root).get("import", []), key=lambda n: n.start_byte)
         except Exception:  # odd input or grammar: no imports rather than a failed file
             return []

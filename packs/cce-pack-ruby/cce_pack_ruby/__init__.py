@@ -17,12 +17,19 @@ from __future__ import annotations
 import re
 from importlib.resources import files
 
-from tree_sitter import Language, Node, Query, QueryCursor
+from tree_sitter import Language, Node
 
-from cce_core.api import FileConventions, LanguagePack, PackExpected, hookimpl, node_text, structural_renderer
+from cce_core.api import (
+    FileConventions,
+    LanguagePack,
+    PackExpected,
+    hookimpl,
+    imports_by_pattern,
+    node_text,
+    structural_renderer,
+)
 
 _LANGUAGE: Language | None = None
-_REQUIRES: Query | None = None
 _REQUIRE_METHODS = ("require", "require_relative")
 
 
@@ -77,13 +84,6 @@ REQUIRE_PATTERN = (
 )
 
 
-def _require_calls(root: Node) -> list[Node]:
-    global _REQUIRES
-    if _REQUIRES is None:
-        _REQUIRES = Query(grammar(), REQUIRE_PATTERN)
-    return QueryCursor(_REQUIRES).captures(root).get("import", [])
-
-
 def imports_from_nodes(calls: list[Node], source: bytes) -> list[str]:
     """The stems the ``require`` calls load, from the nodes ``REQUIRE_PATTERN`` captures (see ``import_pattern``)."""
     found: list[str] = []
@@ -102,8 +102,8 @@ def imports_from_nodes(calls: list[Node], source: bytes) -> list[str]:
     return found
 
 
-def extract_imports(root: Node, source: bytes) -> list[str]:
-    return imports_from_nodes(_require_calls(root), source)
+# The same rule on a bare tree, through the same pattern (validators and tools call it).
+extract_imports = imports_by_pattern(grammar, REQUIRE_PATTERN, imports_from_nodes)
 
 
 PACK = LanguagePack(
