@@ -14,10 +14,12 @@ says why. It answers two questions on one corpus, in one process:
     ``--reps`` passes is kept, after one warm-up pass that compiles the
     queries.
 (b) **The wall-clock timeline of ``index_directory``** into a fresh store:
-    when each phase (walk, read, parallel chunking, token ids, vectors,
-    postings, the segment, the manifest) starts and ends, in milliseconds
-    from the call. The serial phases before and after chunking are the part
-    of the pipeline that both cores cannot share.
+    when each phase (walk, read, parallel chunking, vectors, postings, the
+    graph, the segment, the manifest) starts and ends, in milliseconds from
+    the call. Each run starts without the chunker an earlier call kept, so
+    it compiles its queries as a new ``cce index`` process does. The serial
+    phases before and after chunking are the part of the pipeline that both
+    cores cannot share.
 
 Both are printed against the in-process parse floor of ``perf.py`` (read +
 parse every kept file with its pack's grammar), measured in the same run.
@@ -84,7 +86,6 @@ def timed_calls(target: Any, attribute: str, record: Callable[[float, float], No
                 clock: Callable[[], float]) -> Iterator[None]:
     """Replace ``target.attribute`` by a wrapper that reports each call's (start, end) by ``clock``."""
     original = getattr(target, attribute)
-    static = isinstance(target, type) and isinstance(target.__dict__.get(attribute), staticmethod)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         started = clock()
@@ -93,11 +94,11 @@ def timed_calls(target: Any, attribute: str, record: Callable[[float, float], No
         finally:
             record(started, clock())
 
-    setattr(target, attribute, staticmethod(wrapper) if static else wrapper)
+    setattr(target, attribute, wrapper)
     try:
         yield
     finally:
-        setattr(target, attribute, original if not static else staticmethod(original))
+        setattr(target, attribute, original)
 
 
 class _TimedParser:
@@ -153,6 +154,7 @@ def _stage_wrappers(totals: dict[str, float]) -> Iterator[None]:
 def index_timeline(corpus: Path, host: PluginHost) -> tuple[float, dict[str, tuple[int, float, float, float]]]:
     """(wall seconds, phase -> (calls, first start, last end, summed duration) in s from the call)."""
     calls: dict[str, list[tuple[float, float]]] = {label: [] for label in PHASES}
+    chunking_module._idle_chunker = None  # a new process has compiled no query yet
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         for label, attribute in PHASES.items():
             def record(started: float, ended: float, spans: list[tuple[float, float]] = calls[label]) -> None:

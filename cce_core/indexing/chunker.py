@@ -118,11 +118,8 @@ class _PackParser:
         # and an import kind is matched by each pattern and lands in both lists.
         # A pack whose import kind is common (a call) narrows it with its own pattern.
         import_kinds = list(dict.fromkeys(pack.import_node_types))
-        if pack.imports_from_nodes is None:
-            self.import_pattern = ""
-        else:
-            self.import_pattern = pack.import_pattern.strip() or (_pattern(import_kinds, "import") if import_kinds
-                                                                  else "")
+        by_kind = _pattern(import_kinds, "import") if import_kinds else ""
+        self.import_pattern = (pack.import_pattern.strip() or by_kind) if pack.imports_from_nodes is not None else ""
         # The patterns above, for the symbol extractor to run in the same walk as the tags query.
         self.shared_patterns = " ".join(p for p in (self.chunk_pattern, self.import_pattern) if p)
         self._query: Query | None = None
