@@ -205,8 +205,13 @@ def test_a_store_with_no_files_opens_and_answers_nothing(tmp_path):
 _RUNNER = """
 import sys
 from pathlib import Path
+from cce_core.indexing import compaction
 from cce_core.indexing.indexer import index_directory
+from cce_core.indexing.store import load_store
 from cce_core.plugins.host import default_host
+if sys.argv[3] == "merge":  # the first segment counts as large; the two small ones after it are too many
+    compaction.SMALL_SEGMENT_BYTES = load_store(Path(sys.argv[2])).refs[0].bytes
+    compaction.MERGE_TAIL_SEGMENTS = 1
 host = default_host()
 index_directory(sys.argv[1], Path(sys.argv[2]), host, host.embedder("hash"), compact=sys.argv[3] == "compact",
                 reuse=sys.argv[3] != "fresh")
@@ -220,7 +225,7 @@ def _run(root: Path, store: Path, mode: str) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["fresh", "incremental", "compact"])
+@pytest.mark.parametrize("mode", ["fresh", "incremental", "compact", "merge"])
 def test_kill_9_leaves_the_old_store_or_the_new_one(tmp_path, mode):
     """Killed at random points, a run leaves the store as it was before it or as after it, never a mix."""
     root = sample_corpus(tmp_path, 'indexing', 'retrieval')
@@ -230,8 +235,13 @@ def test_kill_9_leaves_the_old_store_or_the_new_one(tmp_path, mode):
     index_with_hash(root, template / store_name)
     _edit(root)
     age_tree(root)
-    if mode == "compact":
+    if mode in ("compact", "merge"):
         index_with_hash(root, template / store_name)  # two segments to fold into one
+    if mode == "merge":  # and a third, small one, that the run writes and merges with the second
+        target = root / "indexing" / "bm25.py"
+        target.write_text(target.read_text(encoding="utf-8") + "\n\ndef one_more():\n    return 3\n",
+                          encoding="utf-8")
+        age_tree(root)
     before = ((template / store_name).read_bytes(), _answers(template / store_name))
     after_dir = tmp_path / "after"
     shutil.copytree(template, after_dir)
@@ -239,6 +249,8 @@ def test_kill_9_leaves_the_old_store_or_the_new_one(tmp_path, mode):
     assert _run(root, after_dir / store_name, mode).wait() == 0
     duration = time.perf_counter() - started
     after = ((after_dir / store_name).read_bytes(), _answers(after_dir / store_name))
+    if mode == "merge":
+        assert len(load_store(after_dir / store_name).segments) == 2  # the run merged its segment
     assert after[0] != before[0]
     rng = random.Random(f"kill-{mode}")
     for round_number in range(4):

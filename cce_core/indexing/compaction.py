@@ -1,23 +1,33 @@
-"""Rewrite a store's live rows as fresh segments: what a long series of re-indexes needs now and then.
+"""Fold a store's segments: merge the small ones re-indexes leave behind, or rewrite it all as fresh.
 
 Every re-index adds a segment and leaves the rows it superseded in older
 ones. Reading stays exact whatever their number, but superseded rows cost
-disk and each segment adds a little to every query. Compaction rewrites the
-live files, in path order, in batches of about as much text as a fresh index
-puts in one segment — so its memory is bounded by a batch, not by the store,
-and its segments are byte for byte those a fresh index of the same files
-writes. The manifest is switched to them in one atomic step and the old
-segments are removed only after that, so a killed compaction leaves the
-previous store as it was. It runs under the store's writer lock
-(:mod:`cce_core.indexing.store_lock`), so no other writer's segment is among
-those it removes.
+disk and each segment adds a little to every query. Two folds keep both
+bounded, and :func:`segments_to_fold` says which one a store needs:
 
-Nothing is parsed or embedded again: chunks and vectors are copied from the
-old segments; only the BM25 postings are rebuilt, from the chunk texts.
+* **merging the newest small segments** (:func:`merge_segments_from`): the
+  one-edit segments at the end of the store become one segment holding their
+  live files; the large segments of the fresh index before them are left as
+  they are, so the cost follows what changed since, not the store's size;
+* **compaction** (:func:`compact_store`): every live file is rewritten, in
+  path order, in batches of about as much text as a fresh index puts in one
+  segment — so its memory is bounded by a batch, not by the store, and its
+  segments are byte for byte those a fresh index of the same files writes.
+  Run on request and when superseded rows pile up.
+
+Either way the manifest is switched to the new segments in one atomic step and
+the old ones are removed only after that, so a killed fold leaves the
+previous store as it was. Folds run under the store's writer lock
+(:mod:`cce_core.indexing.store_lock`), so no other writer's segment is among
+those they remove. Nothing is parsed or embedded again: chunks, vectors and
+symbol records are copied from the old segments; only the BM25 postings are
+rebuilt, from the chunk texts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +36,47 @@ from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import tokenize_bytes
 from cce_core.indexing.bm25 import build_bm25
 from cce_core.indexing.chunk import Chunk
+from cce_core.indexing.live_view import save_view
 from cce_core.indexing.segment import BATCH_BYTES, FileEntry, SegmentParts, save_segment
 from cce_core.indexing.store import SegmentedStore, SegmentRef, commit_manifest, load_store, segments_dir
 from cce_core.indexing.store_lock import holds_store_lock
+
+# A store is compacted when superseded rows are more than this share of all its rows.
+COMPACT_DEAD_SHARE = 0.3
+# ... or when it has more small segments than this (scattered among large ones, so no merge folds them).
+COMPACT_MAX_SEGMENTS = 64
+# A segment below this size is small: what a re-index of a few files writes. A fresh index's batch of
+# 16 MB of text makes a segment of about 13 MB; a merge of small segments stays small until it passes this.
+SMALL_SEGMENT_BYTES = 2 << 20
+# More small segments than this at the end of a store are merged into one.
+MERGE_TAIL_SEGMENTS = 16
+
+
+def segments_to_fold(refs: Sequence[SegmentRef], total_rows: int, dead_rows: int) -> int | None:
+    """The first of the segments a store should fold now: 0 for all of them (a compaction), None for none.
+
+    The segments from the returned one on are all small and more than
+    :data:`MERGE_TAIL_SEGMENTS`: they are merged into one and the segments
+    before them stay. A store that is small all through, or has too many
+    superseded rows, or too many small segments outside its newest run, is
+    compacted instead. A large store's own segment count never triggers a
+    fold: its fresh index wrote that many, and a compaction would write them
+    again.
+    """
+    if total_rows and dead_rows > COMPACT_DEAD_SHARE * total_rows:
+        return 0
+    small = [ref.bytes < SMALL_SEGMENT_BYTES for ref in refs]
+    if sum(small) > COMPACT_MAX_SEGMENTS:
+        return 0
+    first = len(refs)
+    while first > 0 and small[first - 1]:
+        first -= 1
+    return first if len(refs) - first > MERGE_TAIL_SEGMENTS else None
+
+
+def fold_segments(store: SegmentedStore, store_path: Path, first: int) -> SegmentedStore:
+    """Fold ``store``'s segments from ``first`` on (0: compact it all); the folded store, reopened."""
+    return compact_store(store, store_path) if first <= 0 else merge_segments_from(store, store_path, first)
 
 
 def _file_batches(files: list[FileEntry], limit: int) -> list[list[FileEntry]]:
@@ -87,4 +135,63 @@ def compact_store(store: SegmentedStore, store_path: Path, batch_bytes: int = BA
     except OSError as exc:
         raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
     commit_manifest(store_path, store.meta, refs, ordered=True)
+    return load_store(store_path)
+
+
+@holds_store_lock("cce index")  # re-entrant: the index run that decides to merge already holds it
+def merge_segments_from(store: SegmentedStore, store_path: Path, first: int) -> SegmentedStore:
+    """Replace segments ``first``.. of ``store`` with one segment holding their live files; the merged store.
+
+    The new segment takes the old ones' place at the end of the store, so it
+    carries what they did for the segments before them: every path they
+    removed, the refreshed metadata of older files (``restat``), and the
+    import graph when one of them held it. Its files are the live ones among
+    theirs, in path order, with the metadata the store reads for them now.
+    The live view is written for the new segment list before the manifest
+    names it, as a re-index does.
+    """
+    directory = segments_dir(store_path)
+    table = store.live_table()
+    moved = np.flatnonzero(table.segment >= first)  # the live files of the merged segments, path order
+    merged = table.take(moved)
+    old = store.segments[first:]
+    new_first = np.cumsum(merged.count) - merged.count  # each file's first row in the merged segment
+    chunks: list[Chunk] = []
+    entries: list[FileEntry] = []
+    for i in range(len(merged)):
+        s, local, count = int(merged.segment[i]), int(merged.local[i]), int(merged.count[i])
+        segment, path = store.segments[s], merged.paths.item(i)
+        entries.append(FileEntry(path, merged.shas.item(i), int(merged.tokens[i]), len(chunks), count,
+                                 merged.imports_of(i), int(merged.size[i]), int(merged.mtime[i]),
+                                 segment.symbol_payload(path)))
+        chunks.extend(segment.chunk(row) for row in range(local, local + count))
+    # Each merged row's segment and row there, then the vectors read segment by segment.
+    row_segment = np.repeat(merged.segment, merged.count)
+    row_local = np.repeat(merged.local - new_first, merged.count) + np.arange(len(chunks), dtype=np.int64)
+    embeddings = np.zeros((len(chunks), store.dim), dtype=np.float64)
+    for s in np.unique(row_segment).tolist():
+        taken = row_segment == s
+        embeddings[taken] = store.segments[s].dense_rows(row_local[taken])
+    bm25 = build_bm25([tokenize_bytes(c.content.encode("utf-8")) for c in chunks])
+    removes = sorted({path for segment in old for path in segment.removes})
+    merged_paths = {entry.path for entry in entries}
+    restat: dict[str, tuple[int, int]] = {}
+    for segment in old:  # later segments refresh later: the last pair of a path is the one read now
+        restat.update(segment.restat)
+    older_restat = {path: pair for path, pair in sorted(restat.items()) if path not in merged_paths}
+    edges = list(store.edges) if any(segment.carries_edges() for segment in old) else None
+    parts = SegmentParts(chunks, embeddings, entries, bm25, removes, edges, older_restat or None)
+    try:
+        name, sha, size = save_segment(parts, directory)
+        refs = [*store.refs[:first], SegmentRef(name, sha, size, len(chunks))]
+        # The live files now: the merged ones read from the new segment, the rest where they were.
+        segment_column, local_column = table.segment.copy(), table.local.copy()
+        segment_column[moved] = first
+        local_column[moved] = new_first
+        seg_base = [int(b) for b in np.cumsum([0, *(ref.rows for ref in refs[:-1])])]
+        view = save_view(replace(table, segment=segment_column, local=local_column), seg_base,
+                         sum(ref.rows for ref in refs), directory)
+    except OSError as exc:
+        raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
+    commit_manifest(store_path, store.meta, refs, view=view)
     return load_store(store_path)

@@ -201,12 +201,6 @@ def _embed(embedder: Embedder, texts: list[str], rows: list[int], tids: TokenIds
     return np.vstack(parts)
 
 
-# A store is compacted (rewritten as fresh batches) when superseded rows pass this share, or when
-# it holds more segments than this.
-COMPACT_DEAD_SHARE = 0.3
-COMPACT_MAX_SEGMENTS = 64
-
-
 @holds_store_lock("cce index")  # one writer per store: the read-write-switch-clean cycle below is not atomic
 def index_directory(
     root: str | os.PathLike[str],
@@ -423,10 +417,14 @@ def index_directory(
     total_rows = (kept_before.total_rows if kept_before is not None else 0) + new_chunks
     live_rows = (kept_before.rows - gone if kept_before is not None else 0) + new_chunks
     dead = total_rows - live_rows
-    if compact or len(refs) > COMPACT_MAX_SEGMENTS or (total_rows and dead > COMPACT_DEAD_SHARE * total_rows):
-        from cce_core.indexing.compaction import compact_store
+    # Folding: the run's own segment joins the small ones before it once they are too many, and
+    # the whole store is rewritten on request or when superseded rows pile up (see compaction). A
+    # fresh store is already what a compaction would write.
+    from cce_core.indexing.compaction import fold_segments, segments_to_fold
 
-        data = compact_store(data, store_path)
+    fold_from = 0 if compact else None if fresh_store else segments_to_fold(refs, total_rows, dead)
+    if fold_from is not None:
+        data = fold_segments(data, store_path, fold_from)
         store_bytes = data.size_bytes
     record_fingerprint(store_path, data.meta)  # after the store: a kill in between leaves a detectable drift
     stats = _stats(walked, unchanged_count + new_files, live_rows, unchanged_count, started)
