@@ -5,7 +5,7 @@ ones. Reading stays exact whatever their number, but superseded rows cost
 disk and each segment adds a little to every query. Two folds keep both
 bounded, and :func:`segments_to_fold` says which one a store needs:
 
-* **merging the newest small segments** (:func:`merge_segments_from`): the
+* **merging the newest small segments** (:func:`merge_segments`): the
   one-edit segments at the end of the store become one segment holding their
   live files; the large segments of the fresh index before them are left as
   they are, so the cost follows what changed since, not the store's size;
@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,9 +37,16 @@ from cce_core.foundation.errors import CceError
 from cce_core.foundation.textrules import tokenize_bytes
 from cce_core.indexing.bm25 import build_bm25
 from cce_core.indexing.chunk import Chunk
-from cce_core.indexing.live_view import save_view
-from cce_core.indexing.segment import BATCH_BYTES, FileEntry, SegmentParts, save_segment
-from cce_core.indexing.store import SegmentedStore, SegmentRef, commit_manifest, load_store, segments_dir
+from cce_core.indexing.live_table import LiveTable
+from cce_core.indexing.segment import BATCH_BYTES, FileEntry, MappedSegment, SegmentParts, save_segment
+from cce_core.indexing.store import (
+    SegmentedStore,
+    SegmentRef,
+    commit_manifest,
+    load_store,
+    save_table_view,
+    segments_dir,
+)
 from cce_core.indexing.store_lock import holds_store_lock
 
 # A store is compacted when superseded rows are more than this share of all its rows.
@@ -72,11 +80,6 @@ def segments_to_fold(refs: Sequence[SegmentRef], total_rows: int, dead_rows: int
     while first > 0 and small[first - 1]:
         first -= 1
     return first if len(refs) - first > MERGE_TAIL_SEGMENTS else None
-
-
-def fold_segments(store: SegmentedStore, store_path: Path, first: int) -> SegmentedStore:
-    """Fold ``store``'s segments from ``first`` on (0: compact it all); the folded store, reopened."""
-    return compact_store(store, store_path) if first <= 0 else merge_segments_from(store, store_path, first)
 
 
 def _file_batches(files: list[FileEntry], limit: int) -> list[list[FileEntry]]:
@@ -138,29 +141,32 @@ def compact_store(store: SegmentedStore, store_path: Path, batch_bytes: int = BA
     return load_store(store_path)
 
 
-@holds_store_lock("cce index")  # re-entrant: the index run that decides to merge already holds it
-def merge_segments_from(store: SegmentedStore, store_path: Path, first: int) -> SegmentedStore:
-    """Replace segments ``first``.. of ``store`` with one segment holding their live files; the merged store.
+def merge_segments(store_path: Path, meta: dict[str, Any], segments: Sequence[MappedSegment],
+                   refs: Sequence[SegmentRef], table: LiveTable, first: int) -> SegmentedStore:
+    """Name a store whose segments ``first``.. of ``segments`` are replaced by one holding their live files.
 
-    The new segment takes the old ones' place at the end of the store, so it
-    carries what they did for the segments before them: every path they
-    removed, the refreshed metadata of older files (``restat``), and the
-    import graph when one of them held it. Its files are the live ones among
-    theirs, in path order, with the metadata the store reads for them now.
-    The live view is written for the new segment list before the manifest
-    names it, as a re-index does.
+    ``refs`` name ``segments``, whose live files are ``table``: an opened
+    store's, or those an index run just wrote and has not named yet (it then
+    switches the manifest once, to the merged store). The caller holds the
+    store's writer lock. The new segment takes the old ones' place at the end
+    of the store, so it carries what they did for the segments before them:
+    every path they removed, the refreshed metadata of older files
+    (``restat``), and the import graph when one of them held it. Its files are
+    the live ones among theirs, in path order, with the metadata the store
+    reads for them now. The live view is written for the new segment list
+    before the manifest names it.
     """
     directory = segments_dir(store_path)
-    table = store.live_table()
     moved = np.flatnonzero(table.segment >= first)  # the live files of the merged segments, path order
     merged = table.take(moved)
-    old = store.segments[first:]
+    old = segments[first:]
+    dim = max((segment.dim for segment in segments), default=int(meta.get("embed_dim") or 0))
     new_first = np.cumsum(merged.count) - merged.count  # each file's first row in the merged segment
     chunks: list[Chunk] = []
     entries: list[FileEntry] = []
     for i in range(len(merged)):
         s, local, count = int(merged.segment[i]), int(merged.local[i]), int(merged.count[i])
-        segment, path = store.segments[s], merged.paths.item(i)
+        segment, path = segments[s], merged.paths.item(i)
         entries.append(FileEntry(path, merged.shas.item(i), int(merged.tokens[i]), len(chunks), count,
                                  merged.imports_of(i), int(merged.size[i]), int(merged.mtime[i]),
                                  segment.symbol_payload(path)))
@@ -168,10 +174,10 @@ def merge_segments_from(store: SegmentedStore, store_path: Path, first: int) -> 
     # Each merged row's segment and row there, then the vectors read segment by segment.
     row_segment = np.repeat(merged.segment, merged.count)
     row_local = np.repeat(merged.local - new_first, merged.count) + np.arange(len(chunks), dtype=np.int64)
-    embeddings = np.zeros((len(chunks), store.dim), dtype=np.float64)
-    for s in np.unique(row_segment).tolist():
+    embeddings = np.zeros((len(chunks), dim), dtype=np.float64)
+    for s in sorted(set(merged.segment.tolist())):  # (not np.unique: it imports numpy.ma, 20 ms)
         taken = row_segment == s
-        embeddings[taken] = store.segments[s].dense_rows(row_local[taken])
+        embeddings[taken] = segments[s].dense_rows(row_local[taken])
     bm25 = build_bm25([tokenize_bytes(c.content.encode("utf-8")) for c in chunks])
     removes = sorted({path for segment in old for path in segment.removes})
     merged_paths = {entry.path for entry in entries}
@@ -179,19 +185,19 @@ def merge_segments_from(store: SegmentedStore, store_path: Path, first: int) -> 
     for segment in old:  # later segments refresh later: the last pair of a path is the one read now
         restat.update(segment.restat)
     older_restat = {path: pair for path, pair in sorted(restat.items()) if path not in merged_paths}
-    edges = list(store.edges) if any(segment.carries_edges() for segment in old) else None
+    # The store's graph is the newest one a segment carries; the merged segment takes it over.
+    carrier = next((segment for segment in reversed(old) if segment.carries_edges()), None)
+    edges = list(carrier.edges or []) if carrier is not None else None
     parts = SegmentParts(chunks, embeddings, entries, bm25, removes, edges, older_restat or None)
     try:
         name, sha, size = save_segment(parts, directory)
-        refs = [*store.refs[:first], SegmentRef(name, sha, size, len(chunks))]
-        # The live files now: the merged ones read from the new segment, the rest where they were.
-        segment_column, local_column = table.segment.copy(), table.local.copy()
-        segment_column[moved] = first
-        local_column[moved] = new_first
-        seg_base = [int(b) for b in np.cumsum([0, *(ref.rows for ref in refs[:-1])])]
-        view = save_view(replace(table, segment=segment_column, local=local_column), seg_base,
-                         sum(ref.rows for ref in refs), directory)
     except OSError as exc:
         raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
-    commit_manifest(store_path, store.meta, refs, view=view)
-    return load_store(store_path)
+    new_refs = [*refs[:first], SegmentRef(name, sha, size, len(chunks))]
+    # The live files now: the merged ones read from the new segment, the rest where they were.
+    segment_column, local_column = table.segment.copy(), table.local.copy()
+    segment_column[moved] = first
+    local_column[moved] = new_first
+    view = save_table_view(store_path, replace(table, segment=segment_column, local=local_column), new_refs)
+    commit_manifest(store_path, meta, new_refs, view=view)
+    return load_store(store_path, opened=segments[:first])

@@ -39,6 +39,7 @@ from cce_core.indexing.store import (
     SegmentRef,
     StoreData,
     commit_manifest,
+    live_after,
     load_store,
     save_live_view,
     segments_dir,
@@ -405,12 +406,6 @@ def index_directory(
     save_racy_list(store_path, racy)  # before the manifest that records those pairs
     if not_utf8 != remembered or not reuse:
         save_skip_list(store_path, not_utf8)
-    # A re-index also writes the resolved live-file table, so no later reader has to resolve it.
-    view = save_live_view(store_path, previous, refs, known) \
-        if not fresh_store and previous is not None else None
-    store_bytes = commit_manifest(store_path, final_meta, refs, ordered=fresh_store, view=view)
-    # The kept segments are mapped (and checked) already: the new store reuses them.
-    data = load_store(store_path, opened=previous.segments if previous is not None and keep else ())
     # Rows and dead rows by arithmetic: the new store's file tables need not be resolved here.
     kept_before = previous if previous is not None and keep else None
     gone = sum(int(known.count[known.find(p)]) for p in superseded)
@@ -420,12 +415,24 @@ def index_directory(
     # Folding: the run's own segment joins the small ones before it once they are too many, and
     # the whole store is rewritten on request or when superseded rows pile up (see compaction). A
     # fresh store is already what a compaction would write.
-    from cce_core.indexing.compaction import fold_segments, segments_to_fold
+    from cce_core.indexing.compaction import compact_store, merge_segments, segments_to_fold
 
     fold_from = 0 if compact else None if fresh_store else segments_to_fold(refs, total_rows, dead)
-    if fold_from is not None:
-        data = fold_segments(data, store_path, fold_from)
+    if fold_from and kept_before is not None:
+        # One manifest switch, straight to the merged store: the run's segment is merged before it is named.
+        segments, table = live_after(store_path, kept_before, refs, known)
+        data = merge_segments(store_path, final_meta, segments, refs, table, fold_from)
         store_bytes = data.size_bytes
+    else:
+        # A re-index also writes the resolved live-file table, so no later reader has to resolve it.
+        view = save_live_view(store_path, kept_before, refs, known) \
+            if not fresh_store and kept_before is not None else None
+        store_bytes = commit_manifest(store_path, final_meta, refs, ordered=fresh_store, view=view)
+        # The kept segments are mapped (and checked) already: the new store reuses them.
+        data = load_store(store_path, opened=kept_before.segments if kept_before is not None else ())
+        if fold_from == 0:
+            data = compact_store(data, store_path)
+            store_bytes = data.size_bytes
     record_fingerprint(store_path, data.meta)  # after the store: a kill in between leaves a detectable drift
     stats = _stats(walked, unchanged_count + new_files, live_rows, unchanged_count, started)
     stats.store_bytes = store_bytes

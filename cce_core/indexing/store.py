@@ -811,13 +811,13 @@ def apply_segments(live: LiveFiles, segments: Sequence[MappedSegment], start: in
             live[f.path] = (s, f)
 
 
-def save_live_view(store_path: Path, previous: SegmentedStore, refs: Sequence[SegmentRef],
-                   live_before: LiveTable | None = None) -> ViewRef:
-    """Write the view of the store ``refs`` will name: ``previous``'s segments (a prefix of them) plus new ones.
+def live_after(store_path: Path, previous: SegmentedStore, refs: Sequence[SegmentRef],
+               live_before: LiveTable | None = None) -> tuple[list[MappedSegment], LiveTable]:
+    """The segments ``refs`` name (``previous``'s, a prefix of them, plus new ones) and their live files.
 
     Seeded with ``previous``'s live files as columns (``live_before`` when the
     caller read them already), so only the new segments' tables are read and
-    the unchanged rows are copied as byte ranges: the cost follows the live
+    the unchanged rows are kept as they are: the cost follows the live
     files' bytes, not the number of segments or of Python objects.
     """
     directory = segments_dir(store_path)
@@ -827,15 +827,30 @@ def save_live_view(store_path: Path, previous: SegmentedStore, refs: Sequence[Se
     table = live_before if live_before is not None else previous.live_table()
     for s in range(len(previous.segments), len(segments)):
         table = table.apply(segments[s], s, store_path)
+    return segments, table
+
+
+def save_table_view(store_path: Path, table: LiveTable, refs: Sequence[SegmentRef]) -> ViewRef:
+    """Write the live view of the store ``refs`` will name, whose live files are ``table``."""
     seg_base: list[int] = []
     total = 0
-    for segment in segments:
+    for ref in refs:
         seg_base.append(total)
-        total += segment.rows
+        total += ref.rows
     try:
-        return save_view(table, seg_base, total, directory)
+        return save_view(table, seg_base, total, segments_dir(store_path))
     except OSError as exc:
         raise CceError(f"could not write the store {store_path}: {exc.strerror or exc}") from exc
+
+
+def save_live_view(store_path: Path, previous: SegmentedStore, refs: Sequence[SegmentRef],
+                   live_before: LiveTable | None = None) -> ViewRef:
+    """Write the view of the store ``refs`` will name: ``previous``'s segments (a prefix of them) plus new ones.
+
+    The unchanged rows are copied as byte ranges (see :func:`live_after`).
+    """
+    _segments, table = live_after(store_path, previous, refs, live_before)
+    return save_table_view(store_path, table, refs)
 
 
 def merged_bm25(store: SegmentedStore) -> Bm25Arrays:
