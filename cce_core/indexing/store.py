@@ -847,7 +847,7 @@ def save_live_view(store_path: Path, previous: SegmentedStore, refs: Sequence[Se
                    live_before: LiveTable | None = None) -> ViewRef:
     """Write the view of the store ``refs`` will name: ``previous``'s segments (a prefix of them) plus new ones.
 
-    The unchanged rows are copied as byte ranges (see :func:`live_after`).
+    The table is :func:`live_after`'s; its unchanged runs of rows are written as byte ranges.
     """
     _segments, table = live_after(store_path, previous, refs, live_before)
     return save_table_view(store_path, table, refs)
