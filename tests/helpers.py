@@ -141,3 +141,40 @@ def decoded_tokens(vocab: list[bytes], flat, lengths) -> list[list[bytes]]:
         out.append(tokens[at : at + n])
         at += n
     return out
+
+
+# Queries that touch most of a sample corpus of cce_core's own code (see sample_corpus), for comparing stores.
+STORE_QUERIES = [
+    "load the configuration file", "parse JSON", "segment manifest", "def search", "class Searcher",
+    "walk the tree and skip ignored files", "hash embedder buckets", "bm25 postings", "import graph edges",
+    "redact secrets", "fingerprint of the store", "plugin host entry points", "watch files", "token count",
+    "chunk_id", "zzzz_not_a_word", "error line", "atomic write rename", "workspace members", "sync pull",
+]
+
+
+def store_answers(store_path: Path, kernel: str = "numpy") -> list:
+    """The top ten (chunk id, score, rank) of every query in :data:`STORE_QUERIES` on the store at ``store_path``."""
+    from cce_core.indexing.store import load_store
+    from cce_core.plugins.host import default_host
+    from cce_core.retrieval.searcher import Searcher
+
+    searcher = Searcher(load_store(store_path), default_host().embedder("hash"), kernel=kernel)
+    return [[(r.chunk.chunk_id, r.score, r.rank) for r in searcher.search(q, top_k=10)] for q in STORE_QUERIES]
+
+
+def assert_same_store(a_path: Path, b_path: Path) -> None:
+    """Two stores hold the same files, chunks, vectors, postings and graph, and answer alike with both kernels."""
+    import numpy as np
+
+    from cce_core.indexing.store import load_store
+
+    a, b = load_store(a_path), load_store(b_path)
+    assert a.files == b.files
+    assert list(a.chunks) == list(b.chunks)
+    assert np.array_equal(a.embeddings, b.embeddings)
+    assert list(a.bm25.vocab) == list(b.bm25.vocab)
+    for name in ("ptr", "docs", "tfs", "doc_len"):
+        assert np.array_equal(getattr(a.bm25, name), getattr(b.bm25, name)), name
+    assert a.edges == b.edges
+    for kernel in ("numpy", "lean"):
+        assert store_answers(a_path, kernel) == store_answers(b_path, kernel)

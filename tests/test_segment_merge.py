@@ -14,8 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import OLD_MTIME, index_with_hash, sample_corpus
-from test_segments import _assert_same_store
+from helpers import OLD_MTIME, assert_same_store, index_with_hash, sample_corpus
 
 from cce_core.indexing import compaction
 from cce_core.indexing.compaction import segments_to_fold
@@ -114,7 +113,7 @@ def test_the_small_segments_merge_and_the_store_answers_like_a_fresh_one(tmp_pat
         counts.append(len(data.segments))
         assert data.refs[0] == base  # the fresh index's segment is never rewritten
         index_with_hash(root, fresh, reuse=False)
-        _assert_same_store(store, fresh)
+        assert_same_store(store, fresh)
         _assert_segments_alone_give_the_view(store)
     # Four small segments merge into one (1 + 1); the merged one stays small and merges again.
     assert counts == [2, 3, 4, 2, 3, 4, 2, 3]
@@ -137,7 +136,7 @@ def test_a_merge_carries_no_graph_when_none_of_its_segments_did(tmp_path, small_
     assert len(data.segments) == 2 and not data.segments[-1].carries_edges()
     fresh = tmp_path / "fresh.cce"
     index_with_hash(root, fresh, reuse=False)
-    _assert_same_store(store, fresh)
+    assert_same_store(store, fresh)
 
 
 def test_a_store_that_is_small_all_through_is_compacted_to_the_fresh_segment(tmp_path, monkeypatch):

@@ -19,40 +19,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
-from helpers import OLD_MTIME, age_tree, index_with_hash, sample_corpus
+from helpers import OLD_MTIME, age_tree, assert_same_store, index_with_hash, sample_corpus, store_answers
 
 from cce_core.indexing import indexer as indexer_module
 from cce_core.indexing.store import load_store, segments_dir
 from cce_core.plugins.host import default_host
 from cce_core.retrieval.searcher import Searcher
-
-QUERIES = [
-    "load the configuration file", "parse JSON", "segment manifest", "def search", "class Searcher",
-    "walk the tree and skip ignored files", "hash embedder buckets", "bm25 postings", "import graph edges",
-    "redact secrets", "fingerprint of the store", "plugin host entry points", "watch files", "token count",
-    "chunk_id", "zzzz_not_a_word", "error line", "atomic write rename", "workspace members", "sync pull",
-]
-
-
-def _answers(store_path: Path, kernel: str = "numpy") -> list:
-    data = load_store(store_path)
-    searcher = Searcher(data, default_host().embedder("hash"), kernel=kernel)
-    return [[(r.chunk.chunk_id, r.score, r.rank) for r in searcher.search(q, top_k=10)] for q in QUERIES]
-
-
-def _assert_same_store(a_path: Path, b_path: Path) -> None:
-    a, b = load_store(a_path), load_store(b_path)
-    assert a.files == b.files
-    assert list(a.chunks) == list(b.chunks)
-    assert np.array_equal(a.embeddings, b.embeddings)
-    assert list(a.bm25.vocab) == list(b.bm25.vocab)
-    for name in ("ptr", "docs", "tfs", "doc_len"):
-        assert np.array_equal(getattr(a.bm25, name), getattr(b.bm25, name)), name
-    assert a.edges == b.edges
-    for kernel in ("numpy", "lean"):
-        assert _answers(a_path, kernel) == _answers(b_path, kernel)
 
 
 def _edit(root: Path) -> None:
@@ -82,7 +55,7 @@ def test_an_incremental_index_answers_exactly_like_a_fresh_one(tmp_path):
     assert (stats.files_indexed, stats.total_chunks) == (len(reopened.files), len(reopened.chunks))
     fresh = tmp_path / "fresh.cce"
     index_with_hash(root, fresh, reuse=False)
-    _assert_same_store(store, fresh)
+    assert_same_store(store, fresh)
 
 
 def test_an_unchanged_tree_is_recognised_without_reading_a_file(tmp_path, monkeypatch):
@@ -140,7 +113,7 @@ def test_batches_become_segments_that_answer_as_one(tmp_path, monkeypatch):
     data, _stats = index_with_hash(root, batched)
     assert len(data.segments) > 5
     assert data.identity  # batches follow path order: positions map by offset alone
-    _assert_same_store(batched, single)
+    assert_same_store(batched, single)
     # Compacted, the batches make exactly the segment a single batch writes.
     index_with_hash(root, batched, compact=True)
     (one,) = segments_dir(batched).iterdir()
@@ -242,13 +215,13 @@ def test_kill_9_leaves_the_old_store_or_the_new_one(tmp_path, mode):
         target.write_text(target.read_text(encoding="utf-8") + "\n\ndef one_more():\n    return 3\n",
                           encoding="utf-8")
         age_tree(root)
-    before = ((template / store_name).read_bytes(), _answers(template / store_name))
+    before = ((template / store_name).read_bytes(), store_answers(template / store_name))
     after_dir = tmp_path / "after"
     shutil.copytree(template, after_dir)
     started = time.perf_counter()
     assert _run(root, after_dir / store_name, mode).wait() == 0
     duration = time.perf_counter() - started
-    after = ((after_dir / store_name).read_bytes(), _answers(after_dir / store_name))
+    after = ((after_dir / store_name).read_bytes(), store_answers(after_dir / store_name))
     if mode == "merge":
         assert len(load_store(after_dir / store_name).segments) == 2  # the run merged its segment
     assert after[0] != before[0]
@@ -260,10 +233,10 @@ def test_kill_9_leaves_the_old_store_or_the_new_one(tmp_path, mode):
         time.sleep(rng.uniform(0.05, duration))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        state = ((work / store_name).read_bytes(), _answers(work / store_name))  # never an error
+        state = ((work / store_name).read_bytes(), store_answers(work / store_name))  # never an error
         assert state in (before, after), f"round {round_number}: a mix of the old and the new store"
         assert _run(root, work / store_name, mode).wait() == 0  # and the next run succeeds
-        assert _answers(work / store_name) == after[1]
+        assert store_answers(work / store_name) == after[1]
 
 
 def test_the_gitignore_quick_check_agrees_with_pattern_by_pattern_matching():
@@ -312,7 +285,7 @@ def test_an_edit_that_keeps_every_import_reuses_the_graph(tmp_path):
     fresh = tmp_path / "fresh.cce"
     index_with_hash(root, fresh, reuse=False)
     assert load_store(store).edges == load_store(fresh).edges
-    _assert_same_store(store, fresh)
+    assert_same_store(store, fresh)
     # An edit that changes an import rebuilds the graph.
     target.write_text("import indexing.graph\n" + target.read_text(encoding="utf-8"), encoding="utf-8")
     data, _stats = index_with_hash(root, store)
@@ -339,4 +312,4 @@ def test_a_compaction_rewrites_in_the_batches_a_fresh_index_writes(tmp_path, mon
     compacted = compact_store(load_store(store), store, batch_bytes=8192)
     assert len(compacted.segments) > 5 and compacted.ordered
     assert [r.name for r in compacted.refs] == [r.name for r in load_store(rebuilt).refs]
-    _assert_same_store(store, rebuilt)
+    assert_same_store(store, rebuilt)
