@@ -220,3 +220,22 @@ def test_a_chunker_is_lent_to_one_caller_at_a_time(monkeypatch):
         assert first is not second  # parsers are not shared between concurrent callers
     with parallel_chunking._borrowed_chunker(host) as again:
         assert again in (first, second)
+
+
+def test_a_second_process_starts_from_the_measured_amount_of_text(monkeypatch):
+    """Below ~256 KB (or 16 files) one process; from there on, two or more (benchmarks/parallel_crossover.py)."""
+    monkeypatch.delenv("CCE_WORKERS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    kilobyte_line = "x" * 1023 + "\n"
+    just_under = [(f"f{i}.py", kilobyte_line * 15) for i in range(17)]  # 255 KB in 17 files
+    assert parallel_chunking._worker_count(just_under) == 1
+    enough = [*just_under, ("g.py", kilobyte_line)]  # 256 KB
+    assert parallel_chunking._worker_count(enough) == 2
+    few_large = [(f"big{i}.py", kilobyte_line * 100) for i in range(15)]  # 1.5 MB in 15 files
+    assert parallel_chunking._worker_count(few_large) == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert parallel_chunking._worker_count(enough) == 4  # never more than four processes
+    monkeypatch.setenv("CCE_WORKERS", "1")
+    assert parallel_chunking._worker_count(enough) == 1  # the user's setting wins either way
+    monkeypatch.setenv("CCE_WORKERS", "3")
+    assert parallel_chunking._worker_count(just_under) == 3

@@ -46,9 +46,14 @@ Installment = tuple[list[int], list[tuple[list[Chunk], list[str], int, None, dic
 # What the user is told when a worker process is gone (killed, crashed, or its channel broken).
 WORKER_DIED = "a chunking worker process died — re-run with CCE_WORKERS=1 to index in one process"
 
-# Parallel chunking: worth a second process only for a sizeable amount of text.
-PARALLEL_MIN_FILES = 48
-PARALLEL_MIN_BYTES = 1 << 20
+# Parallel chunking: worth a second process from about 200 KB of text. Measured by
+# benchmarks/parallel_crossover.py on jq, zod, flask and rails (C, TypeScript, Python, Ruby):
+# one process wins below ~60 KB, the two tie around 110-170 KB, and two processes win in every
+# slice from 190-250 KB on (by 6-16 % there, by a third from ~800 KB). The file minimum is
+# reasoning, not measured: files are handed out whole, so with a handful of large files one of
+# them decides when the batch ends.
+PARALLEL_MIN_FILES = 16
+PARALLEL_MIN_BYTES = 256 << 10
 
 
 def _chunk_text(chunker: Chunker, path: str, text: str, redaction: str | bool | None) -> ChunkedFile:
