@@ -239,3 +239,41 @@ def test_a_second_process_starts_from_the_measured_amount_of_text(monkeypatch):
     assert parallel_chunking._worker_count(enough) == 1  # the user's setting wins either way
     monkeypatch.setenv("CCE_WORKERS", "3")
     assert parallel_chunking._worker_count(just_under) == 3
+
+
+
+def test_a_child_ends_without_flushing_what_it_inherited(monkeypatch):
+    """A chunking child ends at once after its last message, without the exit flush of stdout.
+
+    In a process with other threads (an MCP server, a watching index), a stream lock another thread
+    took between the parent's pre-fork flush and the fork stays held in the child for ever, and
+    ``multiprocessing`` would end the child by flushing that stream. A stdout whose flush never
+    returns in a child stands for that lock here: without ``end_child`` the child would hang there
+    until the parent killed it (exit code -9).
+    """
+    import io
+    import multiprocessing
+    import sys
+    import threading
+
+    parent = os.getpid()
+
+    class FlushHangsInAChild(io.StringIO):
+        def flush(self) -> None:
+            if os.getpid() != parent:
+                threading.Event().wait()  # for ever
+            super().flush()
+
+    monkeypatch.setattr(sys, "stdout", FlushHangsInAChild())
+    started: list[multiprocessing.process.BaseProcess] = []
+    fork = multiprocessing.get_context("fork")
+
+    class RecordedProcess(fork.Process):  # type: ignore[name-defined,misc]
+        def start(self) -> None:
+            started.append(self)
+            super().start()
+
+    monkeypatch.setattr(fork, "Process", RecordedProcess)
+    monkeypatch.setenv("CCE_WORKERS", "2")
+    parallel_chunking.chunk_files(default_host(), _items(), True, None, encoder=TokenIdEncoder())
+    assert started and [child.exitcode for child in started] == [0] * len(started)

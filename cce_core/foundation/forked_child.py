@@ -1,10 +1,11 @@
-"""A forked helper process that never outlives the process that forked it.
+"""A forked helper process that never outlives the process that forked it, and ends without exit work.
 
 Why this exists: the indexer's chunking workers and the Sync pull's BM25
 helper are forked children doing a part of their parent's job. If the parent
 is killed (kill -9 included), nobody wants their result, and a child left
 running would hold memory and CPU, or block for ever writing to a pipe or
-socket nobody reads. Both call :func:`die_with_parent` first thing.
+socket nobody reads. Both call :func:`die_with_parent` first thing, and
+:func:`end_child` last.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from typing import NoReturn
 
 # prctl(2): deliver a signal to this process when the thread that forked it dies.
 _PR_SET_PDEATHSIG = 1
@@ -47,3 +49,17 @@ def die_with_parent(parent: int) -> None:
             os._exit(1)
 
         threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
+
+
+def end_child(code: int = 0) -> NoReturn:
+    """In a forked child whose result has gone over its channel: end now, without the interpreter's exit work.
+
+    A child forked from a process with other threads (an MCP server, a
+    watching index) inherits every lock as it was at the fork, and a lock
+    another thread held then stays held in the child for ever: the standard
+    streams' buffer locks among them, taken by any thread writing output.
+    ``multiprocessing`` ends a child by flushing stdout and stderr, which would
+    then wait for ever (the parent kills such a child after a timeout). The
+    child writes nothing there, so nothing is lost by skipping that work.
+    """
+    os._exit(code)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from cce_core.foundation.errors import CceError
-from cce_core.foundation.forked_child import die_with_parent
+from cce_core.foundation.forked_child import die_with_parent, end_child
 from cce_core.foundation.textrules import estimate_tokens_bytes, tokenize_bytes
 from cce_core.indexing.bm25 import TokenIdEncoder
 from cce_core.indexing.chunk import Chunk
@@ -252,6 +252,7 @@ def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable
         send_message(conn, ("error", exc if isinstance(exc, CceError) else CceError(f"{type(exc).__name__}: {exc}")))
     finally:
         conn.close()
+    end_child()
 
 
 class _Installments:

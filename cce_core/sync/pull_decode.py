@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from cce_core.foundation.forked_child import die_with_parent
+from cce_core.foundation.forked_child import die_with_parent, end_child
 from cce_core.sync.artifact import (
     Artifact,
     ArtifactRequest,
@@ -82,6 +82,7 @@ def _child_main(raw: bytes, send: Any, receive: Any, parent: int) -> None:
     receive.close()  # held here, the pipe would never report the parent gone, and a send could block for ever
     die_with_parent(parent)
     _child_bm25(raw, send)
+    end_child()
 
 
 class _Bm25Child:
