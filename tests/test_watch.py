@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import queue
+import re
 import signal
 import subprocess
 import threading
@@ -461,4 +462,64 @@ def test_mcp_watch_serves_a_saved_edit_to_context_search(tmp_path: Path, env: di
         print(f"\nmcp --watch: save -> seen by context_search: {seen - saved:.3f}s")
     log = errlog_path.read_text(encoding="utf-8").splitlines()
     assert any(line.startswith("re-indexed 1 changed file in ") for line in log), log
+    assert not any(line.startswith(("error:", "warning:")) for line in log), log
+
+
+def test_mcp_watch_re_indexes_a_large_burst_on_several_processes(tmp_path: Path, env: dict[str, str]) -> None:
+    """A burst big enough for parallel chunking (>= 16 files, >= 256 KiB) forks from the server's watching thread.
+
+    The server answers ``context_search`` on other threads meanwhile, writing to stdout, so the chunking
+    children are forked from a process whose other threads hold locks: the pass must still end, and its
+    files reach search.
+    """
+    pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'mcp>=2.3,<3')")
+    from anyio.from_thread import start_blocking_portal
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from cce_core.indexing.parallel_chunking import PARALLEL_MIN_BYTES, PARALLEL_MIN_FILES
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    files = PARALLEL_MIN_FILES + 4
+    functions = PARALLEL_MIN_BYTES // 40 // files * 2  # each about 40 bytes: twice the line, spread over the files
+    body = "".join(f"def helper_{k}(x):\n    return x * {k} + {k}\n\n" for k in range(functions))
+    for i in range(files):
+        (root / f"mod{i}.py").write_text(body, encoding="utf-8")
+    assert files * len(body) >= PARALLEL_MIN_BYTES
+    done = subprocess.run([cce_executable(), "index", str(root), "--no-metrics"], env=env, capture_output=True,
+                          text=True, timeout=WAIT)
+    assert done.returncode == 0, done.stderr
+    errlog_path = tmp_path / "mcp-stderr.txt"
+    params = StdioServerParameters(command=cce_executable(), args=["mcp", "--dir", str(root), "--watch"],
+                                   env={k: v for k, v in env.items() if k != "CCE_DEBUG"})
+    with ExitStack() as stack:
+        errlog = stack.enter_context(errlog_path.open("w", encoding="utf-8"))
+        portal = stack.enter_context(start_blocking_portal())
+        read, write = stack.enter_context(portal.wrap_async_context_manager(stdio_client(params, errlog=errlog)))
+        session = stack.enter_context(portal.wrap_async_context_manager(ClientSession(read, write)))
+        portal.call(session.initialize)
+
+        def context_search(query: str) -> str:
+            result = portal.call(partial(session.call_tool, "context_search", {"query": query, "top_k": 3}))
+            assert not result.is_error, result.content
+            return result.content[0].text
+
+        started = time.monotonic()  # the first pass (catching up with the tree) is over before the burst
+        while not errlog_path.read_text(encoding="utf-8").startswith("caught up") and time.monotonic() - started < WAIT:
+            time.sleep(0.02)
+        for i in range(files):  # one burst: every file gains a function of its own
+            (root / f"mod{i}.py").write_text(body + f"def heron_quill_{i}(y):\n    return y\n", encoding="utf-8")
+        saved = time.monotonic()
+        seen = None
+        while time.monotonic() - saved < WAIT:
+            if f"heron_quill_{files - 1}" in context_search(f"heron_quill_{files - 1}"):
+                seen = time.monotonic()
+                break
+            time.sleep(0.02)
+        assert seen is not None, errlog_path.read_text(encoding="utf-8")
+        assert "heron_quill_0" in context_search("heron_quill_0")
+    log = errlog_path.read_text(encoding="utf-8").splitlines()
+    passes = [int(found.group(1)) for line in log if (found := re.match(r"re-indexed (\d+) changed files? in ", line))]
+    assert passes and max(passes) >= PARALLEL_MIN_FILES, log  # the burst was one pass, large enough to fork
     assert not any(line.startswith(("error:", "warning:")) for line in log), log
