@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -424,17 +424,20 @@ def test_watch_refuses_plan_and_workspace(tmp_path: Path, env: dict[str, str]) -
 # --------------------------------------------------------------------------- cce mcp --watch
 
 
-def test_mcp_watch_serves_a_saved_edit_to_context_search(tmp_path: Path, env: dict[str, str]) -> None:
+@contextmanager
+def mcp_watching(root: Path, env: dict[str, str], errlog_path: Path) -> Iterator[Callable[[str], str]]:
+    """`cce mcp --dir ROOT --watch` over the official SDK's stdio client, as its `context_search` (stderr to a file).
+
+    ``root`` is indexed first, so the server starts on a store.
+    """
     pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'mcp>=2.3,<3')")
     from anyio.from_thread import start_blocking_portal
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    root = small_repo(tmp_path / "repo")
     done = subprocess.run([cce_executable(), "index", str(root), "--no-metrics"], env=env, capture_output=True,
                           text=True, timeout=WAIT)
     assert done.returncode == 0, done.stderr
-    errlog_path = tmp_path / "mcp-stderr.txt"
     params = StdioServerParameters(command=cce_executable(), args=["mcp", "--dir", str(root), "--watch"],
                                    env={k: v for k, v in env.items() if k != "CCE_DEBUG"})
     with ExitStack() as stack:
@@ -449,17 +452,27 @@ def test_mcp_watch_serves_a_saved_edit_to_context_search(tmp_path: Path, env: di
             assert not result.is_error, result.content
             return result.content[0].text
 
+        yield context_search
+
+
+def wait_until_found(context_search: Callable[[str], str], query: str, errlog_path: Path) -> float:
+    """Seconds until ``context_search(query)`` names ``query`` (asserts it does within WAIT)."""
+    saved = time.monotonic()
+    while time.monotonic() - saved < WAIT:
+        if query in context_search(query):
+            return time.monotonic() - saved
+        time.sleep(0.02)
+    raise AssertionError(errlog_path.read_text(encoding="utf-8"))
+
+
+def test_mcp_watch_serves_a_saved_edit_to_context_search(tmp_path: Path, env: dict[str, str]) -> None:
+    root = small_repo(tmp_path / "repo")
+    errlog_path = tmp_path / "mcp-stderr.txt"
+    with mcp_watching(root, env, errlog_path) as context_search:
         assert "otter_lantern_marker" not in context_search("otter_lantern_marker")
-        saved = time.monotonic()
         (root / "mod1.py").write_text("def otter_lantern_marker(z):\n    return z\n", encoding="utf-8")
-        seen = None
-        while time.monotonic() - saved < WAIT:
-            if "otter_lantern_marker" in context_search("otter_lantern_marker"):
-                seen = time.monotonic()
-                break
-            time.sleep(0.02)
-        assert seen is not None, errlog_path.read_text(encoding="utf-8")
-        print(f"\nmcp --watch: save -> seen by context_search: {seen - saved:.3f}s")
+        seconds = wait_until_found(context_search, "otter_lantern_marker", errlog_path)
+        print(f"\nmcp --watch: save -> seen by context_search: {seconds:.3f}s")
     log = errlog_path.read_text(encoding="utf-8").splitlines()
     assert any(line.startswith("re-indexed 1 changed file in ") for line in log), log
     assert not any(line.startswith(("error:", "warning:")) for line in log), log
@@ -472,11 +485,6 @@ def test_mcp_watch_re_indexes_a_large_burst_on_several_processes(tmp_path: Path,
     children are forked from a process whose other threads hold locks: the pass must still end, and its
     files reach search.
     """
-    pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'mcp>=2.3,<3')")
-    from anyio.from_thread import start_blocking_portal
-    from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
     from cce_core.indexing.parallel_chunking import PARALLEL_MIN_BYTES, PARALLEL_MIN_FILES
 
     root = tmp_path / "repo"
@@ -487,37 +495,14 @@ def test_mcp_watch_re_indexes_a_large_burst_on_several_processes(tmp_path: Path,
     for i in range(files):
         (root / f"mod{i}.py").write_text(body, encoding="utf-8")
     assert files * len(body) >= PARALLEL_MIN_BYTES
-    done = subprocess.run([cce_executable(), "index", str(root), "--no-metrics"], env=env, capture_output=True,
-                          text=True, timeout=WAIT)
-    assert done.returncode == 0, done.stderr
     errlog_path = tmp_path / "mcp-stderr.txt"
-    params = StdioServerParameters(command=cce_executable(), args=["mcp", "--dir", str(root), "--watch"],
-                                   env={k: v for k, v in env.items() if k != "CCE_DEBUG"})
-    with ExitStack() as stack:
-        errlog = stack.enter_context(errlog_path.open("w", encoding="utf-8"))
-        portal = stack.enter_context(start_blocking_portal())
-        read, write = stack.enter_context(portal.wrap_async_context_manager(stdio_client(params, errlog=errlog)))
-        session = stack.enter_context(portal.wrap_async_context_manager(ClientSession(read, write)))
-        portal.call(session.initialize)
-
-        def context_search(query: str) -> str:
-            result = portal.call(partial(session.call_tool, "context_search", {"query": query, "top_k": 3}))
-            assert not result.is_error, result.content
-            return result.content[0].text
-
+    with mcp_watching(root, env, errlog_path) as context_search:
         started = time.monotonic()  # the first pass (catching up with the tree) is over before the burst
         while not errlog_path.read_text(encoding="utf-8").startswith("caught up") and time.monotonic() - started < WAIT:
             time.sleep(0.02)
         for i in range(files):  # one burst: every file gains a function of its own
             (root / f"mod{i}.py").write_text(body + f"def heron_quill_{i}(y):\n    return y\n", encoding="utf-8")
-        saved = time.monotonic()
-        seen = None
-        while time.monotonic() - saved < WAIT:
-            if f"heron_quill_{files - 1}" in context_search(f"heron_quill_{files - 1}"):
-                seen = time.monotonic()
-                break
-            time.sleep(0.02)
-        assert seen is not None, errlog_path.read_text(encoding="utf-8")
+        wait_until_found(context_search, f"heron_quill_{files - 1}", errlog_path)
         assert "heron_quill_0" in context_search("heron_quill_0")
     log = errlog_path.read_text(encoding="utf-8").splitlines()
     passes = [int(found.group(1)) for line in log if (found := re.match(r"re-indexed (\d+) changed files? in ", line))]
