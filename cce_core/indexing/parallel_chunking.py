@@ -48,7 +48,7 @@ WORKER_DIED = "a chunking worker process died — re-run with CCE_WORKERS=1 to i
 
 # Parallel chunking: worth a second process from about 200 KB of text. Measured by
 # benchmarks/parallel_crossover.py on jq, zod, flask and rails (C, TypeScript, Python, Ruby):
-# one process wins below ~60 KB, the two tie around 110-170 KB, and two processes win in every
+# one process wins below ~60 KB, 110-170 KB is within 8 % either way, and two processes win in every
 # slice from 190-250 KB on (by 1-13 % there, by 16-44 % from about 500 KB). The file minimum is
 # reasoning, not measured: files are handed out whole, so with a handful of large files one of
 # them decides when the batch ends.
