@@ -252,7 +252,7 @@ def _child_shard(chunker: Chunker, items: list[tuple[str, str]], shard: Iterable
         send_message(conn, ("error", exc if isinstance(exc, CceError) else CceError(f"{type(exc).__name__}: {exc}")))
     finally:
         conn.close()
-    end_child()
+        end_child()  # every way out, a failed last send included: no exit work (see forked_child)
 
 
 class _Installments:

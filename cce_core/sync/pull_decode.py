@@ -81,8 +81,10 @@ def _child_main(raw: bytes, send: Any, receive: Any, parent: int) -> None:
     """Forked child's entry: drop the inherited read end, tie its life to the parent's, then do the work."""
     receive.close()  # held here, the pipe would never report the parent gone, and a send could block for ever
     die_with_parent(parent)
-    _child_bm25(raw, send)
-    end_child()
+    try:
+        _child_bm25(raw, send)
+    finally:
+        end_child()
 
 
 class _Bm25Child:
