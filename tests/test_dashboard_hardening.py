@@ -228,3 +228,44 @@ def test_target_path_rules():
     assert target_path("/#frag") == "/"
     for bad in ("http://evil.example/", "HTTP://127.0.0.1/", "*", "evil.example:443", ""):
         assert target_path(bad) is None, bad
+
+
+def test_ctrl_c_while_a_handler_thread_starts_answers_the_request_then_stops(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """Ctrl-C can land in ``Thread.start`` while it waits for the new handler thread to run.
+
+    The thread then serves the request on its own. Before the fix the server gave the thread's slot
+    back a second time (a ``ValueError`` traceback on the terminal) and shut the request down under the
+    thread. Now the request is answered, the stop comes from the serve loop, and nothing is printed.
+    """
+    app = DashboardApp(tmp_path / "m.jsonl", reader=lambda _p: _Log(), page=b"<html></html>")
+    server = make_server(app, 0)
+    start_thread = threading.Thread.start
+
+    def start_then_interrupted(thread: threading.Thread) -> None:
+        start_thread(thread)
+        raise KeyboardInterrupt  # what a SIGINT during Thread.start's wait raises in the main thread
+
+    answers: list[bytes] = []
+    client = threading.Thread(target=lambda: answers.append(exchange(
+        server.port, f"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())[0]))
+    client.start()
+    try:
+        monkeypatch.setattr(threading.Thread, "start", start_then_interrupted)
+        try:
+            server._handle_request_noblock()  # accepts the client's connection
+        except KeyboardInterrupt:
+            pytest.fail("the interrupt escaped while the handler thread was serving the request")
+        monkeypatch.setattr(threading.Thread, "start", start_thread)
+        with pytest.raises(KeyboardInterrupt):
+            server.service_actions()  # the serve loop's next turn stops the server
+        client.join(timeout=10)
+    finally:
+        monkeypatch.setattr(threading.Thread, "start", start_thread)
+        server.server_close()
+    assert [status_and_body(raw)[0] for raw in answers] == [200]
+    assert capsys.readouterr().err == ""
+    deadline = time.monotonic() + 10
+    while server._slots._value != dashboard_server.MAX_CONNECTIONS and time.monotonic() < deadline:  # type: ignore[attr-defined]
+        time.sleep(0.01)
+    assert server._slots._value == dashboard_server.MAX_CONNECTIONS  # type: ignore[attr-defined]

@@ -362,6 +362,7 @@ class DashboardServer(ThreadingHTTPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._interrupted = False  # a Ctrl-C that process_request put off until the serve loop's next turn
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False):
@@ -370,7 +371,12 @@ class DashboardServer(ThreadingHTTPServer):
             return
         try:
             super().process_request(request, client_address)
-        except BaseException:
+        except KeyboardInterrupt:
+            # Ctrl-C landed while Thread.start waited for the new thread, which may already be serving
+            # this request and gives the slot back itself: the request is left to it (never shut down
+            # under it) and the serve loop stops at its next turn (service_actions).
+            self._interrupted = True
+        except BaseException:  # the thread never started (cannot start a new thread)
             self._slots.release()
             raise
 
@@ -401,6 +407,9 @@ class DashboardServer(ThreadingHTTPServer):
             writer.close()
 
     def service_actions(self) -> None:
+        if self._interrupted:
+            self._interrupted = False
+            raise KeyboardInterrupt
         reader = getattr(self, "_signal_reader", None)
         if reader is None:
             return
