@@ -95,7 +95,13 @@ def _run(args: list[str]) -> None:
     """Build the command tree ``args`` needs and run it; every failure becomes one ``error:`` line."""
     command = build_command(args)
     try:
-        command.main(args=args, prog_name="cce", standalone_mode=False)
+        # Outside standalone mode typer returns, rather than raises, the exit status of a command that
+        # ended through typer.Exit, and of a KeyboardInterrupt (130): it must not become a silent exit 0.
+        status = command.main(args=args, prog_name="cce", standalone_mode=False)
+        if status == 130:
+            raise KeyboardInterrupt
+        if isinstance(status, int) and not isinstance(status, bool) and status != 0:
+            sys.exit(status)
     except (CceError, EmbedderError) as exc:
         _fail(str(exc), 1)
     except click.exceptions.Exit as exc:

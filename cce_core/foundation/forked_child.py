@@ -5,7 +5,9 @@ helper are forked children doing a part of their parent's job. If the parent
 is killed (kill -9 included), nobody wants their result, and a child left
 running would hold memory and CPU, or block for ever writing to a pipe or
 socket nobody reads. Both call :func:`die_with_parent` first thing, and
-:func:`end_child` last.
+:func:`end_child` last. They are forked inside :func:`children_leave_ctrl_c_to_parent`:
+a terminal's Ctrl-C reaches the whole process group, and only the parent
+should answer it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 # prctl(2): deliver a signal to this process when the thread that forked it dies.
@@ -65,3 +69,26 @@ def end_child() -> NoReturn:
     from the channel, never from the status.
     """
     os._exit(0)
+
+
+@contextmanager
+def children_leave_ctrl_c_to_parent() -> Iterator[None]:
+    """Fork inside this: the children are born with SIGINT blocked, so Ctrl-C is the parent's alone.
+
+    A terminal's Ctrl-C goes to every process of the foreground group. A
+    child that took it would print a ``KeyboardInterrupt`` traceback of its
+    own (from ``multiprocessing``'s start-up, when it lands before the
+    child's work began) or report itself failed before the parent saw the
+    interrupt. Blocked, the signal stays pending in the child, which the
+    parent kills when the interrupt unwinds it (a signal mask is inherited
+    at fork). The calling thread's own SIGINT is only held meanwhile: it is
+    delivered, as a ``KeyboardInterrupt``, when the block is lifted.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # no fork there either
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

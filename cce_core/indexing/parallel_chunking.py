@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from cce_core.foundation.errors import CceError
-from cce_core.foundation.forked_child import die_with_parent, end_child
+from cce_core.foundation.forked_child import children_leave_ctrl_c_to_parent, die_with_parent, end_child
 from cce_core.foundation.textrules import estimate_tokens_bytes, tokenize_bytes
 from cce_core.indexing.bm25 import TokenIdEncoder
 from cce_core.indexing.chunk import Chunk
@@ -387,13 +387,14 @@ def _chunk_with(chunker: Chunker, items: list[tuple[str, str]], redaction: str |
         streams: list[tuple[_Installments, list[np.ndarray]]] = []
         all_received = False
         try:
-            for number in range(min(workers, len(shared)) - 1):
-                receive, send = channel_pair()
-                child = context.Process(target=_child_shard, args=(chunker, items, claims.of_child(number),
-                                                                   redaction, send, os.getpid()), daemon=True)
-                child.start()
-                send.close()
-                children.append((child, receive))
+            with children_leave_ctrl_c_to_parent():  # a Ctrl-C meanwhile is raised once all are listed
+                for number in range(min(workers, len(shared)) - 1):
+                    receive, send = channel_pair()
+                    child = context.Process(target=_child_shard, args=(chunker, items, claims.of_child(number),
+                                                                       redaction, send, os.getpid()), daemon=True)
+                    child.start()
+                    send.close()
+                    children.append((child, receive))
             # The receiving threads start once every child is forked: no fork while they run.
             streams = [(_Installments(receive), []) for _child, receive in children]
             for k in chain(own, claims):  # lazily: each claim is taken only when this process is free

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from cce_core.foundation.forked_child import die_with_parent, end_child
+from cce_core.foundation.forked_child import children_leave_ctrl_c_to_parent, die_with_parent, end_child
 from cce_core.sync.artifact import (
     Artifact,
     ArtifactRequest,
@@ -100,7 +100,8 @@ class _Bm25Child:
         self._receive, send = context.Pipe(duplex=False)
         self._process = context.Process(target=_child_main, args=(raw, send, self._receive, os.getpid()),
                                         daemon=True)
-        self._process.start()
+        with children_leave_ctrl_c_to_parent():
+            self._process.start()
         send.close()
 
     def bm25_for(self, chunks: Sequence[Chunk]) -> Bm25Arrays:
