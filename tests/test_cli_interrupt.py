@@ -109,3 +109,40 @@ def test_the_console_script_starts_through_the_entry_module():
 
     (script,) = [ep for ep in entry_points(group="console_scripts") if ep.name == "cce"]
     assert script.value == "cce_core.cli.entry:main"
+
+
+class _Watcher:
+    def __init__(self) -> None:
+        self.ran = self.closed = False
+
+    def run(self) -> None:
+        self.ran = True
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_ctrl_c_right_after_the_watching_line_is_a_clean_stop(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]):
+    """An agent (or a test) that presses Ctrl-C on seeing "watching ..." may beat the watcher's own wait."""
+    import typer
+
+    from cce_core.cli.commands import index as index_command
+
+    real_echo = typer.echo
+
+    def echo_then_interrupted(message: object = None, *args: object, **kwargs: object) -> None:
+        real_echo(message, *args, **kwargs)
+        if str(message).startswith("watching "):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(typer, "echo", echo_then_interrupted)
+    watcher = _Watcher()
+    try:
+        index_command._keep_watching(watcher, Path("repo"))  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        pytest.fail("the interrupt escaped the watch loop: the command would end with status 130")
+    assert (watcher.ran, watcher.closed) == (False, True)
+    captured = capsys.readouterr()
+    assert captured.out.startswith("watching repo")
+    assert captured.err == "stopped watching\n"

@@ -50,11 +50,11 @@ def dashboard(
                                 project=metrics_log_dir(directory, dir_, metrics, store))
         title, detail = "cce dashboard", f"metrics log : {opened.metrics_path}"
     server = opened.server
-    print(f"{title}: serving {server.url}  (loopback only, read-only)", flush=True)
-    print(detail, flush=True)
-    print("press Ctrl-C to stop.", flush=True)
-    start_work()  # a server lives on: collect as usual from here (see startup_gc)
-    try:
+    try:  # from the first line on: a Ctrl-C right after "press Ctrl-C" is a stop too
+        print(f"{title}: serving {server.url}  (loopback only, read-only)", flush=True)
+        print(detail, flush=True)
+        print("press Ctrl-C to stop.", flush=True)
+        start_work()  # a server lives on: collect as usual from here (see startup_gc)
         server.serve_forever()
     except KeyboardInterrupt:
         print(f"\n{title}: stopped.", flush=True)

@@ -124,8 +124,8 @@ def _watch_lines() -> WatchHooks:
 
 def _keep_watching(watcher: DirectoryWatcher[IndexStats], directory: Path) -> None:
     """Re-index after each burst of saves until Ctrl-C (exit 0) or the watcher dies (its error line, exit 1)."""
-    typer.echo(f"watching {directory} for changes (Ctrl-C to stop)")
-    try:
+    try:  # from the line on: a Ctrl-C right after it is a stop too
+        typer.echo(f"watching {directory} for changes (Ctrl-C to stop)")
         watcher.run()
     except KeyboardInterrupt:
         typer.echo("stopped watching", err=True)
