@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -93,10 +92,7 @@ class _Bm25Child:
     def __init__(self, raw: bytes) -> None:
         import multiprocessing
 
-        context = multiprocessing.get_context("fork")
-        # The child flushes the standard streams when it ends: anything buffered now would print twice.
-        sys.stdout.flush()
-        sys.stderr.flush()
+        context = multiprocessing.get_context("fork")  # which flushes the standard streams before forking
         self._receive, send = context.Pipe(duplex=False)
         self._process = context.Process(target=_child_main, args=(raw, send, self._receive, os.getpid()),
                                         daemon=True)
